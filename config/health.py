@@ -1,0 +1,66 @@
+"""Checks of the servers the product depends on, for the health endpoint and the run command."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+from django.db.migrations.executor import MigrationExecutor
+
+
+def database_status() -> dict[str, Any]:
+    started = time.perf_counter()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('server_version')")
+            server_version = cursor.fetchone()[0]
+            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            row = cursor.fetchone()
+        executor = MigrationExecutor(connection)
+        pending = len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+    except DatabaseError as exc:
+        return {"ok": False, "error": str(exc).strip()}
+    return {
+        "ok": row is not None and pending == 0,
+        "postgresql": server_version,
+        "pgvector": row[0] if row else None,
+        "pending_migrations": pending,
+        "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+
+
+def redis_status() -> dict[str, Any]:
+    import redis
+
+    started = time.perf_counter()
+    try:
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+        info = client.info("server")
+    except (redis.RedisError, OSError) as exc:
+        return {"ok": False, "error": str(exc)}
+    return {
+        "ok": True,
+        "version": info.get("redis_version"),
+        "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+
+
+def worker_status(timeout: float = 1.0) -> dict[str, Any]:
+    from config.celery import app
+
+    try:
+        replies = app.control.ping(timeout=timeout)
+    except Exception as exc:  # broker errors surface as several kombu/redis types
+        return {"ok": False, "error": str(exc), "count": 0}
+    names = sorted(name for reply in replies for name in reply)
+    return {"ok": bool(names), "count": len(names), "names": names}
+
+
+def health_report(*, include_workers: bool = False) -> dict[str, Any]:
+    report: dict[str, Any] = {"database": database_status(), "redis": redis_status()}
+    if include_workers:
+        report["workers"] = worker_status()
+    report["status"] = "ok" if all(part["ok"] for part in report.values()) else "degraded"
+    return report

@@ -1,0 +1,3 @@
+"""Websocket routes, gathered from the apps that serve them."""
+
+websocket_urlpatterns: list = []

@@ -1,0 +1,31 @@
+"""URL configuration: the API under /api/, the admin, the schema and its browsable docs."""
+
+from django.contrib import admin
+from django.urls import include, path, re_path
+from django.views.generic import TemplateView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.authtoken.views import obtain_auth_token
+
+from config.api import HealthView, api_not_found
+
+api_patterns = [
+    path("health", HealthView.as_view(), name="health"),
+    path("auth/token", obtain_auth_token, name="auth-token"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    path("", include("sessions_app.api.urls")),
+    path("", include("documents_app.api.urls")),
+    path("", include("retrieval_app.api.urls")),
+    # Anything else under /api/ answers in the API's error shape, whatever DEBUG is.
+    re_path(r"^.*$", api_not_found),
+]
+
+urlpatterns = [
+    path("", TemplateView.as_view(template_name="index.html"), name="home"),
+    path("admin/", admin.site.urls),
+    path("api/", include(api_patterns)),
+]
+
+admin.site.site_header = "Recollect administration"
+admin.site.site_title = "Recollect"

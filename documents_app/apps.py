@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DocumentsAppConfig(AppConfig):
+    name = "documents_app"
+    verbose_name = "Documents"

@@ -1,0 +1,114 @@
+"""Documents and the tree of nodes they are indexed into, under viking:// URIs."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.utils import timezone
+from pgvector.django import HnswIndex
+
+from retrieval_app.fields import EmbeddedModel
+
+TEXT_SEARCH_CONFIG = "english"
+
+
+def user_root_uri(user_id: int) -> str:
+    return f"viking://resources/users/{user_id}"
+
+
+def document_uri(user_id: int, doc_id: uuid.UUID | str) -> str:
+    return f"{user_root_uri(user_id)}/documents/{doc_id}"
+
+
+class Document(models.Model):
+    """An uploaded file and the state of its indexing (pending, indexing, ready or failed)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        INDEXING = "indexing", "indexing"
+        READY = "ready", "ready"
+        FAILED = "failed", "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="documents")
+    uri = models.CharField(max_length=512, unique=True)
+    title = models.CharField(max_length=512, blank=True, default="")
+    filename = models.CharField(max_length=512, blank=True, default="")
+    media_type = models.CharField(max_length=128, blank=True, default="")
+    size_bytes = models.PositiveBigIntegerField(default=0)
+    content_hash = models.CharField(max_length=64, help_text="SHA-256 of the uploaded bytes.")
+    file = models.FileField(upload_to="documents/%Y/%m/", blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True, default="")
+    node_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # A second upload of the same bytes by the same user returns the existing document.
+            models.UniqueConstraint(fields=["owner", "content_hash"], name="document_owner_hash_uniq")
+        ]
+        indexes = [models.Index(fields=["owner", "status", "-created_at"], name="document_owner_status_idx")]
+
+    def __str__(self) -> str:
+        return self.title or self.filename or str(self.id)
+
+
+class DocumentNode(EmbeddedModel):
+    """One node of a document's tree: the document itself, a section, or a chunk of text.
+
+    Every node has three tiers: L0 ``abstract`` (a line), L1 ``overview`` (a paragraph) and L2
+    ``content`` (the full text; empty on directories, whose full text is their children's).
+    """
+
+    class Kind(models.TextChoices):
+        DOCUMENT = "document", "document"
+        SECTION = "section", "section"
+        CHUNK = "chunk", "chunk"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="nodes")
+    # Copied from the document so that scoped searches filter one table.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="document_nodes")
+    uri = models.CharField(max_length=512, unique=True)
+    parent_uri = models.CharField(max_length=512, blank=True, default="", db_index=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    level = models.PositiveSmallIntegerField(help_text="Depth in the tree: 0 for the document itself.")
+    position = models.PositiveIntegerField(help_text="Order among its siblings.")
+    title = models.CharField(max_length=512, blank=True, default="")
+    abstract = models.TextField(blank=True, default="", help_text="L0")
+    overview = models.TextField(blank=True, default="", help_text="L1")
+    content = models.TextField(blank=True, default="", help_text="L2")
+    content_hash = models.CharField(max_length=64, blank=True, default="")
+    token_count = models.PositiveIntegerField(default=0)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("title", weight="A", config=TEXT_SEARCH_CONFIG)
+        + SearchVector("abstract", "overview", weight="B", config=TEXT_SEARCH_CONFIG)
+        + SearchVector("content", weight="D", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        indexes = [
+            HnswIndex(
+                name="docnode_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="docnode_search_gin"),
+            models.Index(fields=["owner", "kind", "embedding_model"], name="docnode_owner_kind_idx"),
+            models.Index(fields=["document", "level", "position"], name="docnode_doc_level_pos_idx"),
+            # Prefix matches (uri LIKE 'viking://.../documents/<id>/%') for subtree scoping.
+            models.Index(fields=["uri"], name="docnode_uri_prefix_idx", opclasses=["varchar_pattern_ops"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.uri

@@ -1,0 +1,1 @@
+"""Writes of documents: upload, indexing into the node tree, reindex and delete."""

@@ -1,0 +1,1 @@
+"""Celery tasks of documents: they take ids, re-fetch rows and are idempotent."""

@@ -1,0 +1,3 @@
+"""This app's API routes, mounted under /api/ by config.urls."""
+
+urlpatterns: list = []

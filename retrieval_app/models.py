@@ -1,0 +1,46 @@
+"""Retrieval's own records: the trace of every search, kept for debugging and the admin."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class SearchTrace(models.Model):
+    """What one find() or search() did: the query and its rewrite, the plan, every stage's
+    candidates with their scores, what thresholds and budgets cut, and per-stage timings."""
+
+    class Kind(models.TextChoices):
+        FIND = "find", "find"
+        SEARCH = "search", "search"
+        CHAT = "chat", "chat"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="search_traces")
+    session = models.ForeignKey(
+        "sessions_app.ChatSession", null=True, blank=True, on_delete=models.CASCADE, related_name="search_traces"
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.FIND)
+    query = models.TextField()
+    rewritten_query = models.TextField(blank=True, default="")
+    # {"rewritten": bool, "reason": str, "signals": [...], "method": "llm" | "working_set" | ""}
+    rewrite_decision = models.JSONField(default=dict, blank=True)
+    target_uri = models.CharField(max_length=512, blank=True, default="")
+    plan = models.JSONField(default=dict, blank=True)
+    # [{"stage": "dense", "candidates": [{"uri", "score", ...}], "cut": [...], "ms": 1.2}, ...]
+    stages = models.JSONField(default=list, blank=True)
+    result_count = models.PositiveIntegerField(default=0)
+    total_ms = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["owner", "-created_at"], name="trace_owner_created_idx"),
+            models.Index(fields=["session", "-created_at"], name="trace_session_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.query[:60]}"

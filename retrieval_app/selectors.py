@@ -1,0 +1,46 @@
+"""Reads for retrieval: nearest-neighbour search over any embedded model, and search traces."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.db.models import F, FloatField, QuerySet, Value
+from django.db.models.functions import Cast
+from pgvector.django import CosineDistance
+
+from retrieval_app.models import SearchTrace
+
+
+def nearest_neighbours(
+    *,
+    queryset: QuerySet,
+    embedding: Sequence[float],
+    model_name: str,
+    limit: int,
+    field: str = "embedding",
+) -> QuerySet:
+    """The ``limit`` rows of ``queryset`` nearest to ``embedding`` by cosine distance, nearest first.
+
+    Each row carries ``distance`` (0 identical, 2 opposite). Only rows embedded by ``model_name`` are
+    compared. The filter in ``queryset`` (an owner, an agent, a URI subtree) is never allowed to cost
+    results: when it leaves at most ``VECTOR_EXACT_SCAN_MAX_ROWS`` rows, they are ranked exactly, which
+    for so few rows is also fast; above that the HNSW index answers, with pgvector's iterative scan
+    (set on every connection) continuing through the graph until enough rows pass the filter.
+    """
+    candidates = queryset.filter(**{f"{field}__isnull": False, "embedding_model": model_name}).annotate(
+        distance=CosineDistance(field, list(embedding))
+    )
+    cap = settings.VECTOR_EXACT_SCAN_MAX_ROWS
+    few = candidates.order_by().values("pk")[: cap + 1].count() <= cap
+    if few:
+        # Adding zero keeps the sort key from matching the HNSW operator, so PostgreSQL ranks the
+        # filtered rows exactly instead of walking the graph and discarding other tenants' rows.
+        ordering = Cast(F("distance") + Value(0.0), FloatField())
+    else:
+        ordering = F("distance")
+    return candidates.order_by(ordering.asc())[:limit]
+
+
+def search_trace_list(*, owner) -> QuerySet[SearchTrace]:
+    return SearchTrace.objects.filter(owner=owner).order_by("-created_at")

@@ -1,0 +1,1 @@
+"""Writes for retrieval: recording search traces. find() and search() are built here."""

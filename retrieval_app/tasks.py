@@ -1,0 +1,1 @@
+"""Celery tasks of retrieval (none yet; embedding tasks live with the rows they embed)."""

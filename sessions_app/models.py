@@ -1,0 +1,180 @@
+"""Conversations and what is remembered of them: sessions, messages, archives and memories."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from pgvector.django import HnswIndex
+
+from retrieval_app.fields import EmbeddedModel
+
+# The full-text configuration behind every search vector: English stemming and stopwords.
+TEXT_SEARCH_CONFIG = "english"
+
+
+def _hnsw(name: str) -> HnswIndex:
+    return HnswIndex(name=name, fields=["embedding"], m=16, ef_construction=64, opclasses=["vector_cosine_ops"])
+
+
+class ChatSession(models.Model):
+    """One conversation of a user, optionally through an agent (``agent_id``).
+
+    Named ChatSession so it is never confused with ``django.contrib.sessions``. The rolling summary
+    covers every message up to ``summary_through_seq`` (its watermark); later turns stay verbatim.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_sessions")
+    agent_id = models.CharField(max_length=128, blank=True, default="", db_index=True)
+    title = models.CharField(max_length=255, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+    last_message_at = models.DateTimeField(null=True, blank=True)
+    committed_at = models.DateTimeField(null=True, blank=True)
+    rolling_summary = models.TextField(blank=True, default="")
+    summary_through_seq = models.PositiveIntegerField(default=0)
+    summary_updated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # "Newest activity first" for one owner (and agent), straight from the index.
+            models.Index(
+                "owner",
+                "agent_id",
+                Coalesce("last_message_at", "created_at").desc(),
+                name="session_owner_activity_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or f"Session {self.id}"
+
+    @property
+    def uri(self) -> str:
+        return f"viking://session/{self.id}"
+
+
+class Archive(EmbeddedModel):
+    """A committed run of a session's messages, with its L0 abstract and L1 overview."""
+
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="archives")
+    index = models.PositiveIntegerField(help_text="1 for the session's first archive, then 2, 3, ...")
+    uri = models.CharField(max_length=255, unique=True)
+    first_seq = models.PositiveIntegerField()
+    last_seq = models.PositiveIntegerField()
+    message_count = models.PositiveIntegerField()
+    abstract = models.TextField(blank=True, default="", help_text="L0: one line.")
+    overview = models.TextField(blank=True, default="", help_text="L1: topic, intent, outcome, open items, facts.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "index"], name="archive_session_index_uniq")]
+        indexes = [_hnsw("archive_embedding_hnsw")]
+        ordering = ["session", "index"]
+
+    def __str__(self) -> str:
+        return self.uri
+
+
+class Message(EmbeddedModel):
+    """One turn of a session. ``seq`` orders a session's turns even when imported timestamps tie."""
+
+    class Role(models.TextChoices):
+        USER = "user", "user"
+        ASSISTANT = "assistant", "assistant"
+        SYSTEM = "system", "system"
+
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="messages")
+    # Owner and agent are copied from the session so that recall filters one table, not a join.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_messages")
+    agent_id = models.CharField(max_length=128, blank=True, default="")
+    seq = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+    token_count = models.PositiveIntegerField(default=0)
+    metadata = models.JSONField(default=dict, blank=True)
+    archive = models.ForeignKey(Archive, null=True, blank=True, on_delete=models.SET_NULL, related_name="messages")
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "seq"], name="message_session_seq_uniq")]
+        indexes = [
+            _hnsw("message_embedding_hnsw"),
+            GinIndex(fields=["search_vector"], name="message_search_gin"),
+            models.Index(fields=["owner", "agent_id", "embedding_model"], name="message_owner_agent_idx"),
+            models.Index(fields=["owner", "-created_at"], name="message_owner_created_idx"),
+            # Backfill finds the rows still waiting for an embedding without scanning the rest.
+            models.Index(fields=["id"], name="message_unembedded_idx", condition=models.Q(embedding__isnull=True)),
+        ]
+        ordering = ["session", "seq"]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"
+
+
+class Memory(EmbeddedModel):
+    """A long-term fact extracted at commit, keyed so that a newer statement updates it in place."""
+
+    class Category(models.TextChoices):
+        PROFILE = "profile", "profile"
+        PREFERENCES = "preferences", "preferences"
+        ENTITIES = "entities", "entities"
+        EVENTS = "events", "events"
+        CASES = "cases", "cases"
+        PATTERNS = "patterns", "patterns"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories")
+    agent_id = models.CharField(max_length=128, blank=True, default="")
+    category = models.CharField(max_length=32, choices=Category.choices)
+    key = models.CharField(max_length=255)
+    content = models.TextField()
+    # Earlier texts of this memory, oldest first: [{"content", "replaced_at", "archive_uri"}].
+    history = models.JSONField(default=list, blank=True)
+    source_archive = models.ForeignKey(
+        Archive, null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
+    )
+    source_messages = models.ManyToManyField(Message, blank=True, related_name="memories")
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("key", "content", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        verbose_name_plural = "memories"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "agent_id", "category", "key"],
+                condition=models.Q(superseded_by__isnull=True),
+                name="memory_current_key_uniq",
+            )
+        ]
+        indexes = [
+            _hnsw("memory_embedding_hnsw"),
+            GinIndex(fields=["search_vector"], name="memory_search_gin"),
+            models.Index(fields=["owner", "agent_id", "category"], name="memory_owner_agent_cat_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.category}/{self.key}"
+
+    @property
+    def uri(self) -> str:
+        return f"viking://user/{self.owner_id}/memories/{self.category}/{self.pk}"

@@ -1,0 +1,1 @@
+"""Writes of sessions and memory: recording, commit, summaries, memories. Each owns its transaction."""
