@@ -136,7 +136,6 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "var" / "static"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT") or BASE_DIR / "var" / "media")
 MEDIA_URL = "media/"
 

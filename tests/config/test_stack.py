@@ -1,0 +1,105 @@
+"""``make run``'s supervisor on a brand-new data directory: it starts everything, serves, stops cleanly,
+and a second start reuses what the first one made."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.helpers import ROOT, clean_env, free_port
+
+pytestmark = pytest.mark.slow
+
+
+def _get(url: str, data: bytes | None = None) -> tuple[int, dict]:
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def _wait_for_workers(base: str, proc: subprocess.Popen, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    body: dict = {}
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the run command exited before it was ready"
+        try:
+            status, body = _get(f"{base}/api/health?deep=1")
+            if status == 200:
+                return body
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"not healthy in {timeout}s: {body}")
+
+
+def _start(var: Path, port: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "config.stack", "--port", str(port), "--concurrency", "1"],
+        cwd=ROOT,
+        env=clean_env(RECOLLECT_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="config.settings.dev"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _stop(proc: subprocess.Popen) -> tuple[int, str]:
+    descendants = psutil.Process(proc.pid).children(recursive=True)
+    proc.send_signal(signal.SIGINT)  # what Ctrl-C in the terminal sends
+    output, _ = proc.communicate(timeout=60)
+    _gone, alive = psutil.wait_procs(descendants, timeout=10)
+    assert not alive, f"left running: {[p.name() for p in alive]}"
+    return proc.returncode, output
+
+
+def _servers_running(var: Path) -> list[str]:
+    names = []
+    for process in psutil.process_iter(["name", "cmdline"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if str(var) in cmdline and process.info["name"] in ("postgres", "redis-server"):
+            names.append(process.info["name"])
+    redis_pid = var / "redis" / "redis.pid"
+    if redis_pid.exists() and psutil.pid_exists(int(redis_pid.read_text())):
+        names.append("redis-server")
+    return names
+
+
+def test_run_starts_everything_serves_http_and_stops_cleanly_then_reuses_its_data(tmp_path):
+    var = tmp_path / "var"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+
+    first = _start(var, port)
+    try:
+        health = _wait_for_workers(base, first)
+        assert health["workers"]["count"] == 1
+        assert health["database"]["pgvector"]
+        with urllib.request.urlopen(f"{base}/admin/login/", timeout=5) as page:
+            assert page.status == 200 and b"Recollect" in page.read()
+    finally:
+        code, output = _stop(first)
+    assert code == 0, output
+    assert "stopped." in output
+    assert not _servers_running(var), "the embedded servers outlived the last process using them"
+
+    password = (var / "initial-admin-password").read_text().strip()
+    second = _start(var, port)
+    try:
+        _wait_for_workers(base, second)
+        body = json.dumps({"username": "admin", "password": password}).encode()
+        status, token = _get(f"{base}/api/auth/token", data=body)
+        assert status == 200 and token["token"], "the first run's account did not survive a restart"
+    finally:
+        code, output = _stop(second)
+    assert code == 0, output
+    assert "created the user 'admin'" not in output
+    assert not _servers_running(var)
