@@ -10,6 +10,18 @@ from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
 
+def vector_column_sizes() -> dict[str, int]:
+    """The size of every ``vector(n)`` column in the database, by ``table.column``."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname || '.' || a.attname, a.atttypmod FROM pg_attribute a"
+            " JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE a.atttypid = 'vector'::regtype AND c.relkind = 'r' AND n.nspname = current_schema()"
+            " AND NOT a.attisdropped"
+        )
+        return dict(cursor.fetchall())
+
+
 def database_status() -> dict[str, Any]:
     started = time.perf_counter()
     try:
@@ -20,15 +32,27 @@ def database_status() -> dict[str, Any]:
             row = cursor.fetchone()
         executor = MigrationExecutor(connection)
         pending = len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+        sizes = vector_column_sizes() if row else {}
     except DatabaseError as exc:
         return {"ok": False, "error": str(exc).strip()}
-    return {
-        "ok": row is not None and pending == 0,
+    configured = settings.EMBEDDING_DIMENSIONS
+    # Columns made for another EMBEDDING_DIMENSIONS cannot store this model's vectors.
+    mismatched = sorted(column for column, size in sizes.items() if size != configured)
+    report: dict[str, Any] = {
+        "ok": row is not None and pending == 0 and not mismatched,
         "postgresql": server_version,
         "pgvector": row[0] if row else None,
         "pending_migrations": pending,
+        "embedding_dimensions": configured,
         "latency_ms": round((time.perf_counter() - started) * 1000, 1),
     }
+    if mismatched:
+        report["error"] = (
+            f"EMBEDDING_DIMENSIONS is {configured} but these vector columns have another size: "
+            f"{', '.join(mismatched)}. Use the embedding model the database was created for, or re-create "
+            "the vector columns for the new model."
+        )
+    return report
 
 
 def redis_status() -> dict[str, Any]:

@@ -23,6 +23,17 @@ def test_health_is_degraded_when_redis_is_unreachable(api_client, settings):
 
 
 @pytest.mark.django_db
+def test_health_names_vector_columns_that_do_not_fit_the_configured_model(api_client, settings):
+    settings.EMBEDDING_DIMENSIONS = 1536
+    response = api_client.get("/api/health")
+    assert response.status_code == 503
+    database = response.json()["database"]
+    assert database["ok"] is False
+    assert "sessions_app_message.embedding" in database["error"]
+    assert "EMBEDDING_DIMENSIONS is 1536" in database["error"]
+
+
+@pytest.mark.django_db
 def test_an_unknown_api_path_answers_in_the_error_shape(api_client):
     response = api_client.get("/api/no/such/thing")
     assert response.status_code == 404
