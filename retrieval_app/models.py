@@ -44,3 +44,34 @@ class SearchTrace(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.query[:60]}"
+
+
+class ModelCall(models.Model):
+    """One call to a model (embedding or text generation): what it was for, its tokens, cost and time."""
+
+    class Kind(models.TextChoices):
+        EMBEDDING = "embedding", "embedding"
+        GENERATION = "generation", "generation"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    purpose = models.CharField(max_length=64, help_text="What the call served, e.g. archive_overview.")
+    backend = models.CharField(max_length=32, help_text="local, extractive or litellm")
+    model = models.CharField(max_length=200)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="model_calls"
+    )
+    input_count = models.PositiveIntegerField(default=1, help_text="Texts embedded, or 1 for a generation.")
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    latency_ms = models.FloatField(default=0.0)
+    attempts = models.PositiveSmallIntegerField(default=1)
+    ok = models.BooleanField(default=True)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["purpose", "-created_at"], name="modelcall_purpose_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.model} for {self.purpose}"

@@ -168,8 +168,29 @@ SPECTACULAR_SETTINGS = {
 # --- Models ---------------------------------------------------------------------------------------
 # Unset: the built-in local embedding model and the built-in extractive engine, no network needed.
 LLM_MODEL = env_str("LLM_MODEL")
+LLM_API_BASE = env_str("LLM_API_BASE")
+LLM_API_KEY = env_str("LLM_API_KEY")
+LLM_TIMEOUT_S = env_float("LLM_TIMEOUT_S", 60.0)
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0)
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")
+EMBEDDING_API_BASE = env_str("EMBEDDING_API_BASE")
+EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
+EMBEDDING_TIMEOUT_S = env_float("EMBEDDING_TIMEOUT_S", 30.0)
+EMBEDDING_MAX_RETRIES = env_int("EMBEDDING_MAX_RETRIES", 2, minimum=0)
+# Threads per process for the local model; several worker processes share the machine's cores.
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 1, minimum=1)
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 16, minimum=1)
+
+# --- Sessions and memory -----------------------------------------------------------------------------
+MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 100_000, minimum=1)
+# Commit a session in a worker once this many turns are uncommitted (0: never automatically).
+AUTO_COMMIT_TURNS = env_int("AUTO_COMMIT_TURNS", 40, minimum=0)
+# The verbatim history handed to a model: at most HISTORY_MAX_TURNS turns within this many tokens.
+HISTORY_TOKEN_BUDGET = env_int("HISTORY_TOKEN_BUDGET", 800, minimum=50)
+ROLLING_SUMMARY_MAX_WORDS = env_int("ROLLING_SUMMARY_MAX_WORDS", 200, minimum=20)
+# Cross-session recall: cosine similarity floor. Unset: tuned per embedding model (see sessions_app.selectors).
+RECALL_SIMILARITY_THRESHOLD = env_str("RECALL_SIMILARITY_THRESHOLD")
 
 # Filtered nearest-neighbour queries over at most this many rows are answered by an exact scan;
 # larger ones use the HNSW index with iterative scanning.

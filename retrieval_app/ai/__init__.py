@@ -1,0 +1,94 @@
+"""All model work in one place: embeddings and text generation, with accounting of every call.
+
+With EMBEDDING_MODEL unset, vectors come from a local model shipped in a wheel; with LLM_MODEL unset,
+summaries, overviews and memory extraction come from the built-in extractive engine. Otherwise
+litellm does the work, and the extractive engine stands in when a call fails. Each call is recorded
+as a ``ModelCall`` (tokens, cost, latency, errors), which the admin shows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from django.conf import settings
+
+from retrieval_app.ai.embeddings import EmbeddingError, active_embedding_model, embedding_backend
+from retrieval_app.ai.engines import Overview, TextEngine, Turn, text_engine
+from retrieval_app.ai.memories import MemoryCandidate
+from retrieval_app.ai.tokens import estimate_tokens
+from retrieval_app.models import ModelCall
+
+__all__ = [
+    "EmbeddingError",
+    "MemoryCandidate",
+    "Overview",
+    "TextEngine",
+    "Turn",
+    "active_embedding_model",
+    "embed_query",
+    "embed_texts",
+    "estimate_tokens",
+    "record_call",
+    "text_engine",
+]
+
+
+def record_call(
+    *,
+    kind: str,
+    purpose: str,
+    backend: str,
+    model: str,
+    started: float,
+    owner_id: int | None = None,
+    input_count: int = 1,
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+    cost_usd: float = 0.0,
+    error: str = "",
+) -> None:
+    ModelCall.objects.create(
+        kind=kind,
+        purpose=purpose,
+        backend=backend,
+        model=model,
+        owner_id=owner_id,
+        input_count=input_count,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost_usd=round(cost_usd, 6),
+        latency_ms=round((time.perf_counter() - started) * 1000, 2),
+        ok=not error,
+        error=error[:2000],
+    )
+
+
+def embed_texts(texts: Sequence[str], *, purpose: str, owner_id: int | None = None) -> tuple[list[list[float]], str]:
+    """Vectors for ``texts`` and the name of the model that made them. Raises EmbeddingError."""
+    backend = embedding_backend()
+    backend_kind = "litellm" if settings.EMBEDDING_MODEL else "local"
+    started = time.perf_counter()
+    try:
+        batch = backend.embed(list(texts))
+        if batch.vectors and len(batch.vectors[0]) != settings.EMBEDDING_DIMENSIONS:
+            raise EmbeddingError(
+                f"{batch.model} makes {len(batch.vectors[0])}-dimensional vectors but EMBEDDING_DIMENSIONS is "
+                f"{settings.EMBEDDING_DIMENSIONS}."
+            )
+    except EmbeddingError as exc:
+        record_call(kind="embedding", purpose=purpose, backend=backend_kind, model=backend.name, started=started,
+                    owner_id=owner_id, input_count=len(texts), error=str(exc))
+        raise
+    except Exception as exc:  # a broken model file or runtime is still "no vectors", never a crash upstream
+        record_call(kind="embedding", purpose=purpose, backend=backend_kind, model=backend.name, started=started,
+                    owner_id=owner_id, input_count=len(texts), error=repr(exc))
+        raise EmbeddingError(repr(exc)) from exc
+    record_call(kind="embedding", purpose=purpose, backend=backend_kind, model=batch.model, started=started,
+                owner_id=owner_id, input_count=len(texts), input_tokens=batch.input_tokens, cost_usd=batch.cost_usd)
+    return batch.vectors, batch.model
+
+
+def embed_query(text: str, *, purpose: str = "query", owner_id: int | None = None) -> tuple[list[float], str]:
+    vectors, model = embed_texts([text], purpose=purpose, owner_id=owner_id)
+    return vectors[0], model

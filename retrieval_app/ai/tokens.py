@@ -1,0 +1,15 @@
+"""Token estimates for budgets: four characters a token, as seed 002 specifies.
+
+A tokenizer-exact count would differ per model; budgets only need a stable, cheap, model-independent
+estimate, and every budget in the product uses this one.
+"""
+
+from __future__ import annotations
+
+import math
+
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
