@@ -9,13 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError
 from django.http import Http404, HttpRequest, JsonResponse
+from django.views.defaults import server_error as html_server_error
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -56,6 +60,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, DomainError):
         status = next((code for kind, code in _DOMAIN_STATUS if isinstance(exc, kind)), 400)
         return Response(error_body(exc.code, exc.message, exc.details), status=status)
+    if isinstance(exc, IntegrityError):
+        # Two writes raced for the same unique slot (a key, a sequence number); retrying may succeed.
+        return Response(error_body("conflict", "The request conflicted with a concurrent change; retry it."), 409)
     if isinstance(exc, Http404):
         exc = drf_exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
@@ -76,10 +83,26 @@ def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonRespon
     return JsonResponse(error_body("not_found", f"No API endpoint at {request.path}."), status=404)
 
 
-class HealthView(APIView):
-    """Liveness and readiness: the database with pgvector, Redis, and (``?deep=1``) Celery workers."""
+def server_error(request: HttpRequest, *args: Any, **kwargs: Any):
+    """Django's 500 handler: the API's error shape under /api/, the usual page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("server_error", "An unexpected error occurred; it has been logged."), status=500)
+    return html_server_error(request, *args, **kwargs)
 
-    authentication_classes: list = []
+
+class TokenView(ObtainAuthToken):
+    """``POST /api/auth/token`` with ``{username, password}``: the user's API token, rate-limited."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "auth"
+
+
+class HealthView(APIView):
+    """Liveness and readiness: the database with pgvector, Redis, and (``?deep=1``) Celery workers.
+
+    Anyone may ask whether the service is healthy; versions and error texts are for staff only.
+    """
+
     permission_classes = [AllowAny]
 
     @extend_schema(
@@ -95,4 +118,7 @@ class HealthView(APIView):
     )
     def get(self, request: Request) -> Response:
         report = health.health_report(include_workers=request.query_params.get("deep") in ("1", "true"))
-        return Response(report, status=200 if report["status"] == "ok" else 503)
+        status = 200 if report["status"] == "ok" else 503
+        if not (request.user and request.user.is_staff):
+            report = {name: {"ok": part["ok"]} if isinstance(part, dict) else part for name, part in report.items()}
+        return Response(report, status=status)

@@ -1,10 +1,10 @@
-"""ASGI entry point served by Daphne: HTTP through Django, websockets through Channels."""
+"""ASGI entry point served by Daphne: HTTP through Django, websockets through Channels.
 
-import os
+DJANGO_SETTINGS_MODULE must be set (``make run`` sets it): a server never guesses its settings, so a
+production unit that forgets it fails to start instead of serving development settings.
+"""
 
 from django.core.asgi import get_asgi_application
-
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
 
 # Django must be set up before anything imports models (consumers, routing).
 django_asgi_app = get_asgi_application()

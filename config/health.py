@@ -9,6 +9,18 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
+_pending_cache: dict[str, float] = {}
+
+
+def _pending_migrations() -> int:
+    """Migrations not yet applied; loading every migration file costs ~0.1 s, so at most once a minute."""
+    if _pending_cache.get("at", 0.0) < time.monotonic() - 60 or _pending_cache.get("count"):
+        executor = MigrationExecutor(connection)
+        _pending_cache.update(
+            count=len(executor.migration_plan(executor.loader.graph.leaf_nodes())), at=time.monotonic()
+        )
+    return int(_pending_cache["count"])
+
 
 def vector_column_sizes() -> dict[str, int]:
     """The size of every ``vector(n)`` column in the database, by ``table.column``."""
@@ -30,8 +42,7 @@ def database_status() -> dict[str, Any]:
             server_version = cursor.fetchone()[0]
             cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
             row = cursor.fetchone()
-        executor = MigrationExecutor(connection)
-        pending = len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+        pending = _pending_migrations()
         sizes = vector_column_sizes() if row else {}
     except DatabaseError as exc:
         return {"ok": False, "error": str(exc).strip()}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import ipaddress
 import os
 import secrets
 import signal
@@ -36,33 +37,45 @@ def _spawn(name: str, argv: list[str]) -> subprocess.Popen:
     return subprocess.Popen(argv, start_new_session=True, preexec_fn=_die_with_parent)
 
 
-def _stop(children: dict[str, subprocess.Popen]) -> None:
+def _kill(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _stop(children: dict[str, subprocess.Popen], signals: list[int]) -> None:
     for proc in children.values():
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_S
     for name, proc in children.items():
-        try:
-            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            print(f"[recollect] {name} did not stop in {STOP_TIMEOUT_S:.0f}s; killing it", flush=True)
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        while proc.poll() is None:
+            if len(signals) > 1:  # a second Ctrl-C: the user does not want to wait
+                _kill(proc)
+            elif time.monotonic() > deadline:
+                print(f"[recollect] {name} did not stop in {STOP_TIMEOUT_S:.0f}s; killing it", flush=True)
+                _kill(proc)
+            time.sleep(0.05)
 
 
-def _wait_until_ready(url: str, children: dict[str, subprocess.Popen]) -> bool:
+def _wait_until_ready(url: str, children: dict[str, subprocess.Popen], signals: list[int]) -> str:
+    """ "ready", "stopping" (a signal came first), "exited" (a child died) or the last health answer."""
     deadline = time.monotonic() + READY_TIMEOUT_S
+    last = "no answer"
     while time.monotonic() < deadline:
+        if signals:
+            return "stopping"
         if any(proc.poll() is not None for proc in children.values()):
-            return False
+            return "exited"
         try:
             with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 (our own http:// URL)
                 if response.status == 200:
-                    return True
-        except (urllib.error.URLError, OSError):
-            pass
+                    return "ready"
+        except urllib.error.HTTPError as error:
+            last = error.read().decode(errors="replace")
+        except (urllib.error.URLError, OSError) as error:
+            last = str(error)
         time.sleep(0.2)
-    return False
+    return last
 
 
 def _ensure_first_admin(var: Path) -> None:
@@ -83,6 +96,13 @@ def _ensure_first_admin(var: Path) -> None:
     )
 
 
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m config.stack", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=os.environ.get("RECOLLECT_HOST", "127.0.0.1"))
@@ -91,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+    if not _is_loopback(args.host) and os.environ["DJANGO_SETTINGS_MODULE"].endswith(".dev"):
+        parser.error(
+            f"refusing to serve development settings (debug pages, a published secret key) on {args.host}; "
+            "use 127.0.0.1, or run Daphne with config.settings.production as the README describes"
+        )
     import django
 
     django.setup()  # starts or reuses the embedded servers; this process holds them until it exits
@@ -102,11 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     call_command("migrate", interactive=False, verbosity=1)
     _ensure_first_admin(var_dir())
 
-    stopping = False
+    signals: list[int] = []
 
     def request_stop(signum: int, frame: object) -> None:
-        nonlocal stopping
-        stopping = True
+        signals.append(signum)
+        if len(signals) == 2:
+            print("[recollect] stopping now", flush=True)
 
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
@@ -136,22 +162,25 @@ def main(argv: list[str] | None = None) -> int:
         ),
     }
     base_url = f"http://{args.host}:{args.port}"
-    if _wait_until_ready(f"{base_url}/api/health", children):
+    readiness = _wait_until_ready(f"{base_url}/api/health", children, signals)
+    if readiness == "ready":
         print(
             f"[recollect] ready at {base_url}/  (admin {base_url}/admin/, API docs {base_url}/api/docs/)."
             " Ctrl-C stops everything.",
             flush=True,
         )
+    elif readiness not in ("stopping", "exited"):
+        print(f"[recollect] not healthy after {READY_TIMEOUT_S:.0f}s; still running. Health said: {readiness}")
     exit_code = 0
-    while not stopping:
+    while not signals:
         failed = [name for name, proc in children.items() if proc.poll() is not None]
         if failed:
             print(f"[recollect] {', '.join(failed)} exited unexpectedly; stopping the rest", flush=True)
             exit_code = 1
             break
         time.sleep(0.2)
-    print("[recollect] stopping ...", flush=True)
-    _stop(children)
+    print("[recollect] stopping ... (Ctrl-C again to stop at once)", flush=True)
+    _stop(children, signals)
     print("[recollect] stopped.", flush=True)
     return exit_code
 

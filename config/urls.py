@@ -4,13 +4,12 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
 
-from config.api import HealthView, api_not_found
+from config.api import HealthView, TokenView, api_not_found
 
 api_patterns = [
     path("health", HealthView.as_view(), name="health"),
-    path("auth/token", obtain_auth_token, name="auth-token"),
+    path("auth/token", TokenView.as_view(), name="auth-token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
@@ -29,3 +28,5 @@ urlpatterns = [
 
 admin.site.site_header = "Recollect administration"
 admin.site.site_title = "Recollect"
+
+handler500 = "config.api.server_error"

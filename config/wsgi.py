@@ -1,9 +1,5 @@
-"""WSGI entry point, for plain HTTP deployments; websockets need the ASGI one."""
-
-import os
+"""WSGI entry point, for plain HTTP deployments (websockets need the ASGI one); DJANGO_SETTINGS_MODULE must be set."""
 
 from django.core.wsgi import get_wsgi_application
-
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
 
 application = get_wsgi_application()

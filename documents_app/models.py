@@ -76,7 +76,7 @@ class DocumentNode(EmbeddedModel):
     # Copied from the document so that scoped searches filter one table.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="document_nodes")
     uri = models.CharField(max_length=512, unique=True)
-    parent_uri = models.CharField(max_length=512, blank=True, default="", db_index=True)
+    parent_uri = models.CharField(max_length=512, blank=True, default="")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     level = models.PositiveSmallIntegerField(help_text="Depth in the tree: 0 for the document itself.")
     position = models.PositiveIntegerField(help_text="Order among its siblings.")
@@ -94,7 +94,7 @@ class DocumentNode(EmbeddedModel):
         db_persist=True,
     )
 
-    class Meta:
+    class Meta(EmbeddedModel.Meta):
         indexes = [
             HnswIndex(
                 name="docnode_embedding_hnsw",
@@ -106,6 +106,8 @@ class DocumentNode(EmbeddedModel):
             GinIndex(fields=["search_vector"], name="docnode_search_gin"),
             models.Index(fields=["owner", "kind", "embedding_model"], name="docnode_owner_kind_idx"),
             models.Index(fields=["document", "level", "position"], name="docnode_doc_level_pos_idx"),
+            # Listing a directory: its children in order.
+            models.Index(fields=["parent_uri", "position"], name="docnode_parent_pos_idx"),
             # Prefix matches (uri LIKE 'viking://.../documents/<id>/%') for subtree scoping.
             models.Index(fields=["uri"], name="docnode_uri_prefix_idx", opclasses=["varchar_pattern_ops"]),
         ]

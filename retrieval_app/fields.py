@@ -37,6 +37,12 @@ class EmbeddedModel(models.Model):
 
     class Meta:
         abstract = True
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(embedding__isnull=True) | ~models.Q(embedding_model=""),
+                name="%(app_label)s_%(class)s_embedding_has_model",
+            )
+        ]
 
     @property
     def has_embedding(self) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.utils import timezone
 
@@ -32,6 +34,8 @@ class SearchTrace(models.Model):
     plan = models.JSONField(default=dict, blank=True)
     # [{"stage": "dense", "candidates": [{"uri", "score", ...}], "cut": [...], "ms": 1.2}, ...]
     stages = models.JSONField(default=list, blank=True)
+    # The documents this trace mentions, so that deleting a document can remove its references.
+    document_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     result_count = models.PositiveIntegerField(default=0)
     total_ms = models.FloatField(default=0.0)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
@@ -40,6 +44,7 @@ class SearchTrace(models.Model):
         indexes = [
             models.Index(fields=["owner", "-created_at"], name="trace_owner_created_idx"),
             models.Index(fields=["session", "-created_at"], name="trace_session_created_idx"),
+            GinIndex(fields=["document_ids"], name="trace_document_ids_gin"),
         ]
 
     def __str__(self) -> str:

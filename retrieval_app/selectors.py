@@ -19,24 +19,27 @@ def nearest_neighbours(
     model_name: str,
     limit: int,
     field: str = "embedding",
-) -> QuerySet:
+) -> list:
     """The ``limit`` rows of ``queryset`` nearest to ``embedding`` by cosine distance, nearest first.
 
     Each row carries ``distance`` (0 identical, 2 opposite). Only rows embedded by ``model_name`` are
-    compared. The filter in ``queryset`` (an owner, an agent, a URI subtree) is never allowed to cost
-    results: when it leaves at most ``VECTOR_EXACT_SCAN_MAX_ROWS`` rows, they are ranked exactly, which
-    for so few rows is also fast; above that the HNSW index answers, with pgvector's iterative scan
-    (set on every connection) continuing through the graph until enough rows pass the filter.
+    compared. The filter in ``queryset`` (an owner, an agent, a URI subtree) never costs results:
+    when it leaves at most ``VECTOR_EXACT_SCAN_MAX_ROWS`` rows they are ranked exactly, which for so
+    few rows is also fast. Above that the HNSW index answers, with pgvector's iterative scan (set on
+    every connection) walking on until enough rows pass the filter; should it still come back short
+    (its scan limit reached on a very selective filter), the rows are ranked exactly after all.
     """
     candidates = queryset.filter(**{f"{field}__isnull": False, "embedding_model": model_name}).annotate(
         distance=CosineDistance(field, list(embedding))
     )
     cap = settings.VECTOR_EXACT_SCAN_MAX_ROWS
-    few = candidates.order_by().values("pk")[: cap + 1].count() <= cap
-    # For few rows, adding zero keeps the sort key from matching the HNSW operator, so PostgreSQL
-    # ranks the filtered rows exactly instead of walking the graph past other tenants' rows.
-    ordering = Cast(F("distance") + Value(0.0), FloatField()) if few else F("distance")
-    return candidates.order_by(ordering.asc())[:limit]
+    if candidates.order_by().values("pk")[: cap + 1].count() > cap:
+        found = list(candidates.order_by(F("distance").asc())[:limit])
+        if len(found) == limit:
+            return found
+    # Adding zero keeps the sort key from matching the HNSW operator, so PostgreSQL ranks the
+    # filtered rows exactly instead of walking the graph past other tenants' rows.
+    return list(candidates.order_by(Cast(F("distance") + Value(0.0), FloatField()).asc())[:limit])
 
 
 def search_trace_list(*, owner) -> QuerySet[SearchTrace]:

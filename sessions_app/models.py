@@ -49,8 +49,9 @@ class ChatSession(models.Model):
                 "owner",
                 "agent_id",
                 Coalesce("last_message_at", "created_at").desc(),
-                name="session_owner_activity_idx",
+                name="session_agent_activity_idx",
             ),
+            models.Index("owner", Coalesce("last_message_at", "created_at").desc(), name="session_owner_activity_idx"),
         ]
 
     def __str__(self) -> str:
@@ -65,6 +66,9 @@ class Archive(EmbeddedModel):
     """A committed run of a session's messages, with its L0 abstract and L1 overview."""
 
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="archives")
+    # Copied from the session, so that searches over a user's archives filter one table.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="archives")
+    agent_id = models.CharField(max_length=128, blank=True, default="")
     index = models.PositiveIntegerField(help_text="1 for the session's first archive, then 2, 3, ...")
     uri = models.CharField(max_length=255, unique=True)
     first_seq = models.PositiveIntegerField()
@@ -72,11 +76,19 @@ class Archive(EmbeddedModel):
     message_count = models.PositiveIntegerField()
     abstract = models.TextField(blank=True, default="", help_text="L0: one line.")
     overview = models.TextField(blank=True, default="", help_text="L1: topic, intent, outcome, open items, facts.")
+    # The same overview as fields: {"topic", "intent", "outcome", "open_items": [], "key_facts": [{"who", "fact"}]}.
+    overview_data = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["session", "index"], name="archive_session_index_uniq")]
-        indexes = [_hnsw("archive_embedding_hnsw")]
+    class Meta(EmbeddedModel.Meta):
+        constraints = [
+            *EmbeddedModel.Meta.constraints,
+            models.UniqueConstraint(fields=["session", "index"], name="archive_session_index_uniq"),
+        ]
+        indexes = [
+            _hnsw("archive_embedding_hnsw"),
+            models.Index(fields=["owner", "agent_id", "embedding_model"], name="archive_owner_agent_idx"),
+        ]
         ordering = ["session", "index"]
 
     def __str__(self) -> str:
@@ -108,8 +120,11 @@ class Message(EmbeddedModel):
         db_persist=True,
     )
 
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["session", "seq"], name="message_session_seq_uniq")]
+    class Meta(EmbeddedModel.Meta):
+        constraints = [
+            *EmbeddedModel.Meta.constraints,
+            models.UniqueConstraint(fields=["session", "seq"], name="message_session_seq_uniq"),
+        ]
         indexes = [
             _hnsw("message_embedding_hnsw"),
             GinIndex(fields=["search_vector"], name="message_search_gin"),
@@ -157,14 +172,15 @@ class Memory(EmbeddedModel):
         db_persist=True,
     )
 
-    class Meta:
+    class Meta(EmbeddedModel.Meta):
         verbose_name_plural = "memories"
         constraints = [
+            *EmbeddedModel.Meta.constraints,
             models.UniqueConstraint(
                 fields=["owner", "agent_id", "category", "key"],
                 condition=models.Q(superseded_by__isnull=True),
                 name="memory_current_key_uniq",
-            )
+            ),
         ]
         indexes = [
             _hnsw("memory_embedding_hnsw"),

@@ -50,6 +50,8 @@ class ArchiveFactory(factory.django.DjangoModelFactory):
         model = Archive
 
     session = factory.SubFactory(ChatSessionFactory)
+    owner = factory.SelfAttribute("session.owner")
+    agent_id = factory.SelfAttribute("session.agent_id")
     index = factory.Sequence(lambda n: n + 1)
     uri = factory.LazyAttribute(lambda a: f"viking://session/{a.session.id}/history/archive_{a.index:03d}")
     first_seq = 1

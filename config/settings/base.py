@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from config import embedded
 from config.env import env_bool, env_float, env_int, env_list, env_str
@@ -70,9 +71,11 @@ TEMPLATES = [
 def _database() -> dict:
     url = env_str("DATABASE_URL")
     config = dj_database_url.parse(url) if url else embedded.database_settings()
-    config["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
-    config["CONN_HEALTH_CHECKS"] = True
+    # Under ASGI, Django's persistent connections would be opened per worker thread and leak; a pool
+    # per process shares a few connections instead.
+    config["CONN_MAX_AGE"] = 0
     options = config.setdefault("OPTIONS", {})
+    options.setdefault("pool", {"min_size": 1, "max_size": env_int("DATABASE_POOL_SIZE", 8, minimum=1), "timeout": 10})
     # Filtered nearest-neighbour queries keep scanning the HNSW graph until enough rows pass the
     # filter (pgvector >= 0.8), instead of returning fewer rows than asked; see retrieval_app.vectors.
     options.setdefault(
@@ -151,6 +154,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "DEFAULT_THROTTLE_RATES": {"auth": env_str("AUTH_THROTTLE_RATE", "20/min")},
     "UNAUTHENTICATED_USER": None,
 }
 
@@ -176,6 +180,11 @@ EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")
 EMBEDDING_API_BASE = env_str("EMBEDDING_API_BASE")
 EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
+if EMBEDDING_DIMENSIONS > 2000:
+    raise ImproperlyConfigured(
+        f"EMBEDDING_DIMENSIONS={EMBEDDING_DIMENSIONS}: pgvector's HNSW index takes at most 2000 dimensions; "
+        "choose a model (or a `dimensions` setting of it) with 2000 or fewer."
+    )
 EMBEDDING_TIMEOUT_S = env_float("EMBEDDING_TIMEOUT_S", 30.0)
 EMBEDDING_MAX_RETRIES = env_int("EMBEDDING_MAX_RETRIES", 2, minimum=0)
 # Threads per process for the local model; several worker processes share the machine's cores.

@@ -1,5 +1,7 @@
 """The test suite: the same PostgreSQL and Redis as development, faster password hashing."""
 
+from urllib.parse import urlsplit, urlunsplit
+
 from config.env import env_str
 
 from .base import *  # noqa: F403
@@ -8,8 +10,11 @@ DEBUG = False
 SECRET_KEY = env_str("SECRET_KEY") or "test-only-insecure-key"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 WHITENOISE_USE_FINDERS = True
-CACHES["default"]["KEY_PREFIX"] = "recollect-test"  # noqa: F405
-CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = "recollect-test:channels"  # noqa: F405
+# Tests use their own Redis database, so a development worker never picks up a test's task.
+REDIS_URL = urlunsplit(urlsplit(REDIS_URL)._replace(path="/1"))  # noqa: F405
+CACHES["default"].update(LOCATION=REDIS_URL, KEY_PREFIX="recollect-test")  # noqa: F405
+CHANNEL_LAYERS["default"]["CONFIG"].update(hosts=[REDIS_URL], prefix="recollect-test:channels")  # noqa: F405
+CELERY_BROKER_URL = CELERY_RESULT_BACKEND = REDIS_URL
 # Tasks run inline in unit tests; tests that need the real worker start one (see tests/config/test_stack.py).
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True

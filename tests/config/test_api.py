@@ -3,9 +3,24 @@
 import pytest
 
 
+@pytest.fixture
+def staff_api(api_client, db):
+    from tests.factories import UserFactory
+
+    api_client.force_authenticate(UserFactory(is_staff=True))
+    return api_client
+
+
 @pytest.mark.django_db
-def test_health_reports_postgres_pgvector_and_redis(api_client):
+def test_anyone_sees_whether_the_service_is_healthy_but_not_its_versions(api_client):
     response = api_client.get("/api/health")
+    assert response.status_code == 200
+    assert response.json() == {"database": {"ok": True}, "redis": {"ok": True}, "status": "ok"}
+
+
+@pytest.mark.django_db
+def test_health_reports_postgres_pgvector_and_redis_to_staff(staff_api):
+    response = staff_api.get("/api/health")
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
@@ -15,17 +30,17 @@ def test_health_reports_postgres_pgvector_and_redis(api_client):
 
 
 @pytest.mark.django_db
-def test_health_is_degraded_when_redis_is_unreachable(api_client, settings):
+def test_health_is_degraded_when_redis_is_unreachable(staff_api, settings):
     settings.REDIS_URL = "redis://127.0.0.1:1/0"
-    response = api_client.get("/api/health")
+    response = staff_api.get("/api/health")
     assert response.status_code == 503
     assert response.json()["redis"]["ok"] is False
 
 
 @pytest.mark.django_db
-def test_health_names_vector_columns_that_do_not_fit_the_configured_model(api_client, settings):
+def test_health_names_vector_columns_that_do_not_fit_the_configured_model(staff_api, settings):
     settings.EMBEDDING_DIMENSIONS = 1536
-    response = api_client.get("/api/health")
+    response = staff_api.get("/api/health")
     assert response.status_code == 503
     database = response.json()["database"]
     assert database["ok"] is False

@@ -7,6 +7,10 @@ import random
 import pytest
 from django.conf import settings
 from django.db import connection
+from django.db.models import F, FloatField, Value
+from django.db.models.functions import Cast
+from django.test.utils import CaptureQueriesContext
+from pgvector.django import CosineDistance
 
 from retrieval_app.selectors import nearest_neighbours
 from sessions_app.models import Message
@@ -88,6 +92,15 @@ def _search(owner, query, k):
     return nearest_neighbours(queryset=Message.objects.filter(owner=owner), embedding=query, model_name=MODEL, limit=k)
 
 
+def _plan(owner, query, k, *, exact: bool) -> str:
+    """The plan of the query the selector runs on each path, as EXPLAIN shows it."""
+    rows = Message.objects.filter(owner=owner, embedding__isnull=False, embedding_model=MODEL).annotate(
+        distance=CosineDistance("embedding", query)
+    )
+    order = Cast(F("distance") + Value(0.0), FloatField()) if exact else F("distance")
+    return rows.order_by(order.asc())[:k].explain()
+
+
 @pytest.fixture
 def exact_cap(settings):
     settings.VECTOR_EXACT_SCAN_MAX_ROWS = EXACT_CAP
@@ -95,8 +108,12 @@ def exact_cap(settings):
 
 @pytest.mark.django_db
 def test_a_large_tenant_is_answered_by_the_hnsw_index(corpus, exact_cap):
-    plan = _search(corpus["tenants"]["big"], corpus["query"], 10).explain()
-    assert "message_embedding_hnsw" in plan
+    big = corpus["tenants"]["big"]
+    with CaptureQueriesContext(connection) as queries:
+        found = _search(big, corpus["query"], 10)
+    assert len(found) == 10
+    assert "+ 0.0" not in queries.captured_queries[-1]["sql"], "a large tenant took the exact path"
+    assert "message_embedding_hnsw" in _plan(big, corpus["query"], 10, exact=False)
 
 
 @pytest.mark.django_db
@@ -107,7 +124,18 @@ def test_a_small_tenant_among_thousands_gets_exactly_the_true_top_10(corpus, exa
         found = list(_search(small, query, 10))
         assert [m.id for m in found] == _exact_top(small, query, 10)
         assert all(m.embedding_model == MODEL for m in found)
-    assert "hnsw" not in _search(small, corpus["query"], 10).explain()
+    assert "hnsw" not in _plan(small, corpus["query"], 10, exact=True)
+
+
+@pytest.mark.django_db
+def test_an_index_scan_that_comes_back_short_is_completed_exactly(corpus, exact_cap):
+    medium = corpus["tenants"]["medium"]
+    with connection.cursor() as cursor:
+        # The index path's limits reached on a very selective filter, as on a table of millions.
+        cursor.execute("SET LOCAL hnsw.iterative_scan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+    found = _search(medium, corpus["query"], 60)
+    assert [m.id for m in found] == _exact_top(medium, corpus["query"], 60)
 
 
 @pytest.mark.django_db
@@ -126,14 +154,19 @@ def test_iterative_scanning_keeps_a_minority_tenant_from_losing_neighbours(corpu
         # At this table size the planner rightly ranks 1,200 rows by sorting them; on a table of
         # millions it walks the index instead. Disallowing the sort reproduces that plan here.
         cursor.execute("SET LOCAL enable_sort = off")
-    assert "message_embedding_hnsw" in _search(medium, query, k).explain()
+    assert "message_embedding_hnsw" in _plan(medium, query, k, exact=False)
+
+    def index_path() -> list[int]:
+        rows = Message.objects.filter(owner=medium, embedding__isnull=False, embedding_model=MODEL)
+        rows = rows.annotate(distance=CosineDistance("embedding", query)).order_by("distance")[:k]
+        return [m.id for m in rows]
 
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = off")
-    without_iteration = list(_search(medium, query, k))
+    without_iteration = index_path()
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-    found = [m.id for m in _search(medium, query, k)]
+    found = index_path()
 
     # Plain HNSW post-filtering returns whatever survives the tenant filter among ef_search candidates.
     assert len(without_iteration) < k
