@@ -77,15 +77,40 @@ def embed_texts(texts: Sequence[str], *, purpose: str, owner_id: int | None = No
                 f"{settings.EMBEDDING_DIMENSIONS}."
             )
     except EmbeddingError as exc:
-        record_call(kind="embedding", purpose=purpose, backend=backend_kind, model=backend.name, started=started,
-                    owner_id=owner_id, input_count=len(texts), error=str(exc))
+        record_call(
+            kind="embedding",
+            purpose=purpose,
+            backend=backend_kind,
+            model=backend.name,
+            started=started,
+            owner_id=owner_id,
+            input_count=len(texts),
+            error=str(exc),
+        )
         raise
     except Exception as exc:  # a broken model file or runtime is still "no vectors", never a crash upstream
-        record_call(kind="embedding", purpose=purpose, backend=backend_kind, model=backend.name, started=started,
-                    owner_id=owner_id, input_count=len(texts), error=repr(exc))
+        record_call(
+            kind="embedding",
+            purpose=purpose,
+            backend=backend_kind,
+            model=backend.name,
+            started=started,
+            owner_id=owner_id,
+            input_count=len(texts),
+            error=repr(exc),
+        )
         raise EmbeddingError(repr(exc)) from exc
-    record_call(kind="embedding", purpose=purpose, backend=backend_kind, model=batch.model, started=started,
-                owner_id=owner_id, input_count=len(texts), input_tokens=batch.input_tokens, cost_usd=batch.cost_usd)
+    record_call(
+        kind="embedding",
+        purpose=purpose,
+        backend=backend_kind,
+        model=batch.model,
+        started=started,
+        owner_id=owner_id,
+        input_count=len(texts),
+        input_tokens=batch.input_tokens,
+        cost_usd=batch.cost_usd,
+    )
     return batch.vectors, batch.model
 
 

@@ -166,7 +166,9 @@ def embedding_backend() -> EmbeddingBackend:
                     retries=settings.EMBEDDING_MAX_RETRIES,
                 )
             else:
-                _backends[key] = LocalMiniLM(threads=settings.EMBEDDING_THREADS, batch_size=settings.EMBEDDING_BATCH_SIZE)
+                _backends[key] = LocalMiniLM(
+                    threads=settings.EMBEDDING_THREADS, batch_size=settings.EMBEDDING_BATCH_SIZE
+                )
         return _backends[key]
 
 

@@ -14,19 +14,22 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are aren't as at be because been before being
-    below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during
-    each few for from further get got had hadn't has hasn't have haven't having he he'd he'll he's her here here's
-    hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself just let's
-    like me more most mustn't my myself no nor not now of off on once only or other ought our ours ourselves out
-    over own please same shan't she she'd she'll she's should shouldn't so some such than that that's the their
-    theirs them themselves then there there's these they they'd they'll they're they've this those through to too
-    under until up us very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's
-    which while who who's whom why why's will with won't would wouldn't yes you you'd you'll you're you've your
-    yours yourself yourselves ok okay sure thanks thank hi hello hey one two also really maybe want need know
-    think tell said say going go make made use used using well much many way thing things something anything""".split()
-)
+_STOPWORD_TEXT = """
+a about above after again against all also am an and any are aren't as at be because been before
+being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
+don't down during each few for from further get got had hadn't has hasn't have haven't having he
+he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in
+into is isn't it it's its itself just let's like me more most mustn't my myself no nor not now of
+off on once only or other ought our ours ourselves out over own please same shan't she she'd she'll
+she's should shouldn't so some such than that that's the their theirs them themselves then there
+there's these they they'd they'll they're they've this those through to too under until up us very
+was wasn't we we'd we'll we're we've were weren't what what's when when's where where's which while
+who who's whom why why's will with won't would wouldn't yes you you'd you'll you're you've your
+yours yourself yourselves ok okay sure thanks thank hi hello hey one two also really maybe want need
+know think tell said say going go make made use used using well much many way thing things something
+anything
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
@@ -93,7 +96,9 @@ def stem(word: str) -> str:
 
 def terms_of(text: str) -> tuple[str, ...]:
     return tuple(
-        stem(word) for word in _WORD.findall(text) if word.lower() not in STOPWORDS and len(word) > 1 or word.isdigit()
+        stem(word)
+        for word in _WORD.findall(text)
+        if (word.lower() not in STOPWORDS and len(word) > 1) or word.isdigit()
     )
 
 
@@ -125,9 +130,7 @@ def term_weights(sentences: Sequence[Sentence]) -> dict[str, float]:
     frequency = Counter(term for sentence in sentences for term in sentence.terms)
     presence = Counter(term for sentence in sentences for term in set(sentence.terms))
     total = max(len(sentences), 1)
-    return {
-        term: (1 + math.log(count)) * math.log(1 + total / presence[term]) for term, count in frequency.items()
-    }
+    return {term: (1 + math.log(count)) * math.log(1 + total / presence[term]) for term, count in frequency.items()}
 
 
 def is_pleasantry(text: str) -> bool:
@@ -198,7 +201,11 @@ def summarize(turns: Sequence[tuple[str, str]], *, previous: str = "", max_words
         Sentence(text=text, role="summary", turn=-1, position=i, terms=terms_of(text))
         for i, text in enumerate(line for line in (previous or "").splitlines() if line.strip())
     ]
-    fresh = [s for s in sentences_of(turns, start_position=len(carried)) if s.role != "system"]
+    fresh = [
+        s
+        for s in sentences_of(turns, start_position=len(carried))
+        if s.role != "system" and s.words >= 3 and not is_pleasantry(s.text)
+    ]
     pool = carried + fresh
     if not pool:
         return ""
@@ -213,28 +220,48 @@ def summarize(turns: Sequence[tuple[str, str]], *, previous: str = "", max_words
     return "\n".join(labelled(s) for s in chosen)
 
 
+def _phrases(sentence: Sentence) -> list[str]:
+    """Runs of two or three adjacent content words ("sales table", "execution timeout")."""
+    runs: list[list[str]] = [[]]
+    for word in _WORD.findall(sentence.text):
+        if word.lower() in STOPWORDS or word[0].isdigit() or len(word) < 3:
+            runs.append([])
+        else:
+            runs[-1].append(word.lower())
+    found = []
+    for run in runs:
+        for size in (3, 2):
+            found += [" ".join(run[i : i + size]) for i in range(len(run) - size + 1)]
+    return found
+
+
 def keywords(sentences: Sequence[Sentence], weights: dict[str, float], *, limit: int) -> list[str]:
-    """The conversation's main subjects: capitalized names first, then its heaviest terms."""
+    """The conversation's main subjects: repeated names and phrases first, then its heaviest terms."""
     names = Counter()
+    phrases = Counter()
     for sentence in sentences:
         for match in _CAPITALIZED.findall(sentence.text):
-            if match.lower() not in STOPWORDS:
+            if match.lower() not in STOPWORDS and not _DATE.fullmatch(match):
                 names[match] += 1
+        phrases.update(set(_phrases(sentence)))
     picked: list[str] = []
     seen: set[str] = set()
-    for name, count in names.most_common():
-        if count < 2 and len(picked) >= 1:
+
+    def take(candidate: str) -> None:
+        parts = {stem(part) for part in candidate.split()}
+        if not parts <= seen:
+            picked.append(candidate)
+            seen.update(parts)
+
+    repeated = [(p, c) for p, c in phrases.items() if c >= 2] + [(n, c) for n, c in names.items() if c >= 2]
+    for candidate, _ in sorted(repeated, key=lambda item: (-item[1], -len(item[0]), item[0])):
+        if len(picked) >= max(1, limit - 1):
             break
-        key = stem(name)
-        if key not in seen:
-            picked.append(name)
-            seen.update(stem(part) for part in name.split())
-        if len(picked) >= max(1, limit // 2):
-            break
+        take(candidate)
     for term, _ in sorted(weights.items(), key=lambda item: (-item[1], item[0])):
         if len(picked) >= limit:
             break
-        if term not in seen and not term[0].isdigit() and len(term) > 2:
+        if term not in seen and not term[0].isdigit() and len(term) > 2 and not _DATE.fullmatch(term):
             picked.append(term)
             seen.add(term)
     return picked

@@ -1,0 +1,314 @@
+"""Text engines behind one interface: the built-in extractive engine, or an LLM through litellm.
+
+The LLM engine falls back to the extractive one for any call that fails or answers with something
+unusable, so summaries, overviews and memories are always produced; the failure is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from django.conf import settings
+
+from retrieval_app.ai import extractive
+from retrieval_app.ai import memories as memory_patterns
+from retrieval_app.ai.memories import CATEGORIES, MemoryCandidate, slug
+from retrieval_app.ai.tokens import estimate_tokens
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str
+    content: str
+
+
+@dataclass
+class Overview:
+    """The L1 overview of an archive; ``abstract`` is its L0 line, derived without another call."""
+
+    topic: str = ""
+    intent: str = ""
+    outcome: str = ""
+    open_items: list[str] = field(default_factory=list)
+    key_facts: list[tuple[str, str]] = field(default_factory=list)  # (who said it, what)
+
+    def as_text(self) -> str:
+        lines = [f"Topic: {self.topic or '-'}", f"Intent: {self.intent or '-'}", f"Outcome: {self.outcome or '-'}"]
+        lines.append("Open items:" + ("" if self.open_items else " none"))
+        lines += [f"- {item}" for item in self.open_items]
+        lines.append("Key facts:" + ("" if self.key_facts else " none"))
+        lines += [f"- {who}: {fact}" for who, fact in self.key_facts]
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return {
+            "topic": self.topic,
+            "intent": self.intent,
+            "outcome": self.outcome,
+            "open_items": list(self.open_items),
+            "key_facts": [{"who": who, "fact": fact} for who, fact in self.key_facts],
+        }
+
+    @property
+    def abstract(self) -> str:
+        line = self.topic
+        detail = self.outcome or self.intent
+        if detail:
+            line = f"{line}: {detail}" if line else detail
+        words = " ".join(line.split()).split(" ")
+        return " ".join(words[:30]) + (" ..." if len(words) > 30 else "")
+
+
+class TextEngine(Protocol):
+    name: str
+
+    def overview(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> Overview: ...
+
+    def summarize(
+        self, turns: Sequence[Turn], *, previous: str, max_words: int, owner_id: int | None = None
+    ) -> str: ...
+
+    def extract_memories(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> list[MemoryCandidate]: ...
+
+
+def _pairs(turns: Sequence[Turn]) -> list[tuple[str, str]]:
+    return [(t.role, t.content) for t in turns]
+
+
+class ExtractiveEngine:
+    """Summaries and overviews from the conversation's own sentences; memories from patterns."""
+
+    name = "extractive"
+
+    def _record(self, purpose: str, started: float, owner_id: int | None, text_in: str, text_out: str) -> None:
+        from retrieval_app.ai import record_call
+
+        record_call(
+            kind="generation",
+            purpose=purpose,
+            backend="extractive",
+            model=self.name,
+            started=started,
+            owner_id=owner_id,
+            input_tokens=estimate_tokens(text_in),
+            output_tokens=estimate_tokens(text_out),
+        )
+
+    def overview(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> Overview:
+        started = time.perf_counter()
+        result = build_overview(turns)
+        self._record("archive_overview", started, owner_id, "".join(t.content for t in turns), result.as_text())
+        return result
+
+    def summarize(self, turns: Sequence[Turn], *, previous: str, max_words: int, owner_id: int | None = None) -> str:
+        started = time.perf_counter()
+        summary = extractive.summarize(_pairs(turns), previous=previous, max_words=max_words)
+        self._record("rolling_summary", started, owner_id, previous + "".join(t.content for t in turns), summary)
+        return summary
+
+    def extract_memories(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> list[MemoryCandidate]:
+        started = time.perf_counter()
+        found = memory_patterns.extract(_pairs(turns))
+        self._record(
+            "memory_extraction",
+            started,
+            owner_id,
+            "".join(t.content for t in turns),
+            "".join(c.content for c in found),
+        )
+        return found
+
+
+def build_overview(turns: Sequence[Turn]) -> Overview:
+    sentences = [s for s in extractive.sentences_of(_pairs(turns)) if s.role in ("user", "assistant")]
+    if not sentences:
+        return Overview()
+    weights = extractive.term_weights(sentences)
+    user = [s for s in sentences if s.role == "user" and not extractive.is_pleasantry(s.text)]
+    assistant = [s for s in sentences if s.role == "assistant" and not extractive.is_pleasantry(s.text)]
+
+    topic = ", ".join(extractive.keywords(sentences, weights, limit=4))
+    # The first thing the user asked for or reported as broken is what the conversation was for.
+    requests = [s for s in user if extractive._REQUEST.search(s.text) or memory_patterns._PROBLEM.search(s.text)]
+    intent_sentence = requests[0] if requests else (user[0] if user else None)
+    intent = intent_sentence.text if intent_sentence else ""
+
+    outcome = ""
+    if assistant:
+        decided = [s for s in assistant if extractive._DECISION.search(s.text)]
+        tail = assistant[-max(3, len(assistant) // 3) :]
+        pool = decided[-3:] or tail
+        best = max(pool, key=lambda s: (extractive.sentence_score(s, weights), s.position))
+        outcome = best.text
+
+    open_items: list[str] = []
+    for s in user:
+        if not s.text.rstrip().endswith("?"):
+            continue
+        answered = any(a.position > s.position and extractive._overlap(s.terms, a.terms) >= 0.5 for a in assistant)
+        if not answered:
+            open_items.append(s.text)
+    open_items += [s.text for s in sentences if extractive._TODO.search(s.text) and s.text not in open_items]
+    open_items = open_items[:5]
+
+    used = {intent, outcome, *open_items}
+    facts = [
+        s
+        for s in sentences
+        if s.text not in used
+        and not extractive.is_pleasantry(s.text)
+        and not s.text.rstrip().endswith("?")
+        and (
+            extractive._DIGIT.search(s.text)
+            or extractive._DATE.search(s.text)
+            or extractive._CAPITALIZED.search(s.text)
+            or re.search(r"\b(?:is|are|was|were|has|have|costs?|means?)\b", s.text)
+        )
+    ]
+    chosen = extractive.select(facts, weights, max_words=160)[:6]
+    key_facts = [(s.role, s.text) for s in chosen]
+    return Overview(topic=topic, intent=intent, outcome=outcome, open_items=open_items, key_facts=key_facts)
+
+
+class LiteLLMEngine:
+    """An LLM through litellm, with the extractive engine behind every call."""
+
+    def __init__(self, *, model: str, api_base: str, api_key: str, timeout: float, retries: int) -> None:
+        self.name = model
+        self.api_base = api_base or None
+        self.api_key = api_key or None
+        self.timeout = timeout
+        self.retries = retries
+        self.fallback = ExtractiveEngine()
+
+    def complete(self, messages: list[dict], *, purpose: str, owner_id: int | None) -> str:
+        """One chat completion; records tokens, cost and failures. Raises on failure."""
+        import litellm
+
+        from retrieval_app.ai import record_call
+
+        started = time.perf_counter()
+        try:
+            response = litellm.completion(
+                model=self.name,
+                messages=messages,
+                temperature=0,
+                timeout=self.timeout,
+                num_retries=self.retries,
+                api_base=self.api_base,
+                api_key=self.api_key,
+            )
+            text = response.choices[0].message.content or ""
+        except Exception as exc:  # provider errors come in many types; all mean "no answer"
+            record_call(
+                kind="generation",
+                purpose=purpose,
+                backend="litellm",
+                model=self.name,
+                started=started,
+                owner_id=owner_id,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            raise
+        usage = getattr(response, "usage", None)
+        try:
+            cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+        except Exception:  # a model without a price is not an error
+            cost = 0.0
+        record_call(
+            kind="generation",
+            purpose=purpose,
+            backend="litellm",
+            model=self.name,
+            started=started,
+            owner_id=owner_id,
+            input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            cost_usd=cost,
+        )
+        return text
+
+    def _json(self, messages: list[dict], *, purpose: str, owner_id: int | None):
+        text = self.complete(messages, purpose=purpose, owner_id=owner_id)
+        match = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+        return json.loads(match.group(1) if match else text)
+
+    def overview(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> Overview:
+        prompt = (
+            "Summarise this conversation as JSON with keys: topic (a few words), intent (what the user wanted), "
+            "outcome (what was concluded or answered), open_items (list of unresolved questions or to-dos), "
+            "key_facts (list of {who: 'user'|'assistant', fact}). Use only what the conversation says.\n\n"
+            + _transcript(turns)
+        )
+        try:
+            data = self._json([{"role": "user", "content": prompt}], purpose="archive_overview", owner_id=owner_id)
+            return Overview(
+                topic=str(data.get("topic", "")),
+                intent=str(data.get("intent", "")),
+                outcome=str(data.get("outcome", "")),
+                open_items=[str(item) for item in data.get("open_items", [])][:8],
+                key_facts=[(str(f.get("who", "")), str(f.get("fact", ""))) for f in data.get("key_facts", [])][:10],
+            )
+        except Exception:  # unusable answer: the extractive overview is still right, if plainer
+            return self.fallback.overview(turns, owner_id=owner_id)
+
+    def summarize(self, turns: Sequence[Turn], *, previous: str, max_words: int, owner_id: int | None = None) -> str:
+        prompt = (
+            f"Update the running summary of a conversation with the new turns below. At most {max_words} words. "
+            "Keep names, numbers, decisions and open questions; drop pleasantries. Answer with the summary only.\n\n"
+            f"Running summary:\n{previous or '(empty)'}\n\nNew turns:\n{_transcript(turns)}"
+        )
+        try:
+            summary = self.complete([{"role": "user", "content": prompt}], purpose="rolling_summary", owner_id=owner_id)
+            words = summary.split()
+            if not words:
+                raise ValueError("empty summary")
+            return " ".join(words[:max_words])
+        except Exception:  # the rolling summary must advance even when the LLM is down
+            return self.fallback.summarize(turns, previous=previous, max_words=max_words, owner_id=owner_id)
+
+    def extract_memories(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> list[MemoryCandidate]:
+        prompt = (
+            "Extract long-term memories about the user from this conversation, as a JSON list of objects "
+            f"{{category, key, content}}. category is one of {', '.join(CATEGORIES)}; key is a short snake_case "
+            "name of the subject, stable across conversations (e.g. name, location, preferred_language); content "
+            "is one sentence. Only facts the user stated or cases the assistant solved. [] if none.\n\n"
+            + _transcript(turns)
+        )
+        try:
+            data = self._json([{"role": "user", "content": prompt}], purpose="memory_extraction", owner_id=owner_id)
+            found = [
+                MemoryCandidate(
+                    category=str(item["category"]),
+                    key=slug(str(item["key"]), words=6),
+                    content=str(item["content"]).strip(),
+                    turns=list(range(len(turns))),
+                )
+                for item in data
+                if item.get("category") in CATEGORIES and str(item.get("content", "")).strip()
+            ]
+            return memory_patterns.merge(found)
+        except Exception:  # unusable answer: fall back to the patterns
+            return self.fallback.extract_memories(turns, owner_id=owner_id)
+
+
+def _transcript(turns: Sequence[Turn]) -> str:
+    return "\n".join(f"{t.role}: {t.content}" for t in turns)
+
+
+def text_engine() -> TextEngine:
+    """The configured engine: litellm when LLM_MODEL is set, the extractive engine otherwise."""
+    if settings.LLM_MODEL:
+        return LiteLLMEngine(
+            model=settings.LLM_MODEL,
+            api_base=settings.LLM_API_BASE,
+            api_key=settings.LLM_API_KEY,
+            timeout=settings.LLM_TIMEOUT_S,
+            retries=settings.LLM_MAX_RETRIES,
+        )
+    return ExtractiveEngine()
