@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from django.conf import settings
 from django.db.models import F, FloatField, QuerySet, Value
@@ -40,6 +41,20 @@ def nearest_neighbours(
     # Adding zero keeps the sort key from matching the HNSW operator, so PostgreSQL ranks the
     # filtered rows exactly instead of walking the graph past other tenants' rows.
     return list(candidates.order_by(Cast(F("distance") + Value(0.0), FloatField()).asc())[:limit])
+
+
+def session_summary_text(context: Mapping[str, Any] | None) -> str:
+    """The archive summary a search takes from a session context (seed 000's consumer rule): its
+    ``summary`` when present and non-empty, else its ``summaries`` joined, else nothing."""
+    from sessions_app.selectors import SUMMARY_SEPARATOR
+
+    if not context:
+        return ""
+    summary = context.get("summary")
+    if isinstance(summary, str) and summary.strip():
+        return summary
+    summaries = [s for s in context.get("summaries") or [] if isinstance(s, str) and s.strip()]
+    return SUMMARY_SEPARATOR.join(summaries)
 
 
 def search_trace_list(*, owner) -> QuerySet[SearchTrace]:

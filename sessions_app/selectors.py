@@ -2,21 +2,37 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import uuid
+from typing import Any
 
-from django.db.models import QuerySet
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, QuerySet
 from django.db.models.functions import Coalesce
+from pgvector.django import CosineDistance
 
-from sessions_app.exceptions import SessionNotFound
-from sessions_app.models import ChatSession
+from config.exceptions import InvalidInputError
+from retrieval_app import ai
+from retrieval_app.selectors import nearest_neighbours
+from sessions_app.exceptions import MemoryNotFound, SessionNotFound
+from sessions_app.models import TEXT_SEARCH_CONFIG, Archive, ChatSession, Memory, Message
+
+logger = logging.getLogger(__name__)
+
+# Seed 000: archive summaries joined with a rule between them, keeping their boundaries visible.
+SUMMARY_SEPARATOR = "\n\n---\n\n"
 
 
 def session_list(*, owner, agent_id: str | None = None) -> QuerySet[ChatSession]:
-    """The owner's sessions, newest activity first (the order the activity index serves)."""
+    """The owner's sessions, newest activity first (the order the activity indexes serve)."""
     sessions = ChatSession.objects.filter(owner=owner)
     if agent_id is not None:
         sessions = sessions.filter(agent_id=agent_id)
-    return sessions.order_by(Coalesce("last_message_at", "created_at").desc(), "-id")
+    return sessions.annotate(message_count=Count("messages")).order_by(
+        Coalesce("last_message_at", "created_at").desc(), "-id"
+    )
 
 
 def session_get(*, owner, session_id: uuid.UUID | str) -> ChatSession:
@@ -25,3 +41,207 @@ def session_get(*, owner, session_id: uuid.UUID | str) -> ChatSession:
         return ChatSession.objects.get(owner=owner, id=uuid.UUID(str(session_id)))
     except (ValueError, ChatSession.DoesNotExist) as exc:
         raise SessionNotFound() from exc
+
+
+def session_messages(*, session: ChatSession) -> QuerySet[Message]:
+    return (
+        Message.objects.filter(session=session)
+        .select_related("archive")
+        .defer("embedding", "archive__embedding")
+        .annotate(embedded=ExpressionWrapper(Q(embedding__isnull=False), output_field=BooleanField()))
+        .order_by("seq")
+    )
+
+
+def session_archives(*, session: ChatSession) -> QuerySet[Archive]:
+    return Archive.objects.filter(session=session).defer("embedding").order_by("index")
+
+
+# --- Session context for search (seed 000) -------------------------------------------------------------
+
+
+def _ranked_overviews(*, session: ChatSession, query: str, limit: int) -> list[str]:
+    """Archive overviews most relevant to ``query``: by vector similarity when the archives and the
+    query can be embedded, else by full-text rank, else newest first."""
+    archives = Archive.objects.filter(session=session).exclude(overview="").defer("embedding")
+    if limit <= 0:
+        return []
+    if query.strip():
+        model = ai.active_embedding_model()
+        if archives.filter(embedding_model=model, embedding__isnull=False).exists():
+            try:
+                vector, _ = ai.embed_query(query, purpose="session_context", owner_id=session.owner_id)
+                ranked = archives.filter(embedding_model=model, embedding__isnull=False).order_by(
+                    CosineDistance("embedding", vector), "-index"
+                )
+                overviews = list(ranked.values_list("overview", flat=True)[:limit])
+                if len(overviews) < limit:  # archives not embedded yet still count, newest first
+                    overviews += list(
+                        archives.exclude(overview__in=overviews).order_by("-index").values_list("overview", flat=True)
+                    )[: limit - len(overviews)]
+                return overviews
+            except ai.EmbeddingError:
+                logger.warning("session context: query embedding failed; ranking archives by keywords")
+        tsquery = SearchQuery(_or_query(query), search_type="websearch", config=TEXT_SEARCH_CONFIG)
+        ranked = archives.annotate(
+            rank=SearchRank(SearchVector("overview", "abstract", config=TEXT_SEARCH_CONFIG), tsquery)
+        ).order_by("-rank", "-index")
+        return list(ranked.values_list("overview", flat=True)[:limit])
+    return list(archives.order_by("-index").values_list("overview", flat=True)[:limit])
+
+
+def session_context_for_search(
+    *, session: ChatSession, query: str = "", max_archives: int = 3, max_messages: int = 20
+) -> dict[str, Any]:
+    """Seed 000's contract: ``{summary, summaries, recent_messages}``.
+
+    ``summaries`` are the archive overviews most relevant to the query, best first; ``summary`` is
+    them joined in that order; ``recent_messages`` are the latest live (uncommitted) turns, oldest first.
+    """
+    summaries = _ranked_overviews(session=session, query=query, limit=max_archives)
+    recent = list(
+        Message.objects.filter(session=session, archive__isnull=True)
+        .order_by("-seq")
+        .values("id", "seq", "role", "content", "created_at", "metadata")[: max(0, max_messages)]
+    )
+    return {
+        "summary": SUMMARY_SEPARATOR.join(summaries),
+        "summaries": summaries,
+        "recent_messages": list(reversed(recent)),
+    }
+
+
+# --- Cross-session recall (seed 002) --------------------------------------------------------------------
+
+# Cosine similarity floors by embedding model. Seed 002's 0.65 is for text-embedding-3-small; the local
+# MiniLM spreads related texts lower (see bench/recall_threshold.py for how its value was chosen).
+THRESHOLDS = {
+    "all-MiniLM-L6-v2-int8": 0.3,
+    "text-embedding-3-small": 0.65,
+    "openai/text-embedding-3-small": 0.65,
+    "text-embedding-3-large": 0.6,
+    "text-embedding-ada-002": 0.8,
+}
+DEFAULT_THRESHOLD = 0.5
+
+
+def recall_threshold() -> float:
+    if settings.RECALL_SIMILARITY_THRESHOLD:
+        return float(settings.RECALL_SIMILARITY_THRESHOLD)
+    return THRESHOLDS.get(ai.active_embedding_model(), DEFAULT_THRESHOLD)
+
+
+def _or_query(text: str) -> str:
+    """Any of the query's words (websearch syntax; PostgreSQL drops stopwords and stems the rest)."""
+    words = re.findall(r"[^\W_]{2,}", text)[:32]
+    return " or ".join(words)
+
+
+def trim_to_token_budget(messages: list[dict[str, Any]], max_tokens: int) -> list[dict[str, Any]]:
+    """Seed 002's rule: whole messages while they fit; the next one cut with an ellipsis if more than
+    100 characters of budget remain, else dropped."""
+    result: list[dict[str, Any]] = []
+    used = 0
+    for message in messages:
+        tokens = len(message["content"]) // ai.tokens.CHARS_PER_TOKEN
+        if used + tokens > max_tokens:
+            remaining_chars = (max_tokens - used) * ai.tokens.CHARS_PER_TOKEN
+            if remaining_chars > 100:
+                result.append({**message, "content": message["content"][:remaining_chars] + "..."})
+            break
+        result.append(message)
+        used += tokens
+    return result
+
+
+def _recall_row(message: Message, similarity: float | None) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "session_id": str(message.session_id),
+        "session_title": message.session.title,
+        "role": message.role,
+        "content": message.content,
+        "similarity": None if similarity is None else round(similarity, 3),
+        "created_at": message.created_at.isoformat(),
+        "metadata": message.metadata,
+    }
+
+
+def recall_messages(
+    *,
+    owner,
+    query: str,
+    agent_id: str | None = None,
+    exclude_session_id: str | None = None,
+    max_results: int = 10,
+    max_tokens: int = 2000,
+    threshold: float | None = None,
+) -> dict[str, Any]:
+    """Messages from the owner's earlier sessions relevant to ``query`` (seed 002).
+
+    By vector similarity when the owner's messages are embedded by the configured model and the query
+    can be embedded; otherwise, or when nothing passes the threshold, by PostgreSQL full-text search
+    (``source: "keyword"``). Trimmed to ``max_tokens`` by seed 002's rule.
+    """
+    messages = Message.objects.filter(owner=owner).select_related("session").defer("embedding", "session__metadata")
+    if agent_id is not None:
+        messages = messages.filter(agent_id=agent_id)
+    if exclude_session_id:
+        try:
+            messages = messages.exclude(session_id=uuid.UUID(str(exclude_session_id)))
+        except ValueError as exc:
+            raise InvalidInputError("exclude_session_id is not a session id.") from exc
+    threshold = recall_threshold() if threshold is None else threshold
+    model = ai.active_embedding_model()
+
+    found: list[dict[str, Any]] = []
+    source = "keyword"
+    if messages.filter(embedding_model=model, embedding__isnull=False).exists():
+        try:
+            vector, _ = ai.embed_query(query, purpose="recall", owner_id=owner.id)
+            nearest = nearest_neighbours(queryset=messages, embedding=vector, model_name=model, limit=max_results)
+            found = [_recall_row(m, 1 - m.distance) for m in nearest if 1 - m.distance >= threshold]
+            source = "vector" if found else "keyword"
+        except ai.EmbeddingError:
+            logger.warning("recall: embedding the query failed; falling back to keyword search")
+    if not found:
+        words = _or_query(query)
+        if words:
+            tsquery = SearchQuery(words, search_type="websearch", config=TEXT_SEARCH_CONFIG)
+            matches = (
+                messages.filter(search_vector=tsquery)
+                .annotate(rank=SearchRank(F("search_vector"), tsquery))
+                .order_by("-rank", "-created_at")[:max_results]
+            )
+            found = [_recall_row(m, None) for m in matches]
+    trimmed = trim_to_token_budget(found, max_tokens)
+    return {
+        "messages": trimmed,
+        "source": source,
+        "token_estimate": sum(len(m["content"]) // ai.tokens.CHARS_PER_TOKEN for m in trimmed),
+        "count": len(trimmed),
+    }
+
+
+# --- Memories ---------------------------------------------------------------------------------------------
+
+
+def memory_list(*, owner, category: str | None = None, agent_id: str | None = None) -> QuerySet[Memory]:
+    memories = (
+        Memory.objects.filter(owner=owner, superseded_by__isnull=True)
+        .select_related("source_archive")
+        .defer("embedding", "source_archive__embedding")
+        .order_by("category", "key")
+    )
+    if category:
+        memories = memories.filter(category=category)
+    if agent_id is not None:
+        memories = memories.filter(agent_id=agent_id)
+    return memories
+
+
+def memory_get(*, owner, memory_id: int | str) -> Memory:
+    try:
+        return Memory.objects.get(owner=owner, id=int(memory_id))
+    except (ValueError, TypeError, Memory.DoesNotExist) as exc:
+        raise MemoryNotFound() from exc

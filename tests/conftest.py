@@ -22,3 +22,25 @@ def auth_client(user) -> APIClient:
     token = Token.objects.create(user=user)
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     return client
+
+
+@pytest.fixture
+def fake_llm():
+    """A loopback OpenAI-compatible server; configure ``settings`` to point litellm at ``fake_llm.url``."""
+    from tests import llm_server
+
+    fake = llm_server.FakeLLM()
+    server = llm_server.start(fake)
+    yield fake
+    server.shutdown()
+
+
+@pytest.fixture
+def hosted_llm(fake_llm, settings):
+    """LLM_MODEL set: summaries, overviews and memories come from the loopback server through litellm."""
+    settings.LLM_MODEL = "openai/test-chat"
+    settings.LLM_API_BASE = fake_llm.url
+    settings.LLM_API_KEY = "sk-test"
+    settings.LLM_MAX_RETRIES = 0
+    settings.LLM_TIMEOUT_S = 10
+    return fake_llm

@@ -120,7 +120,9 @@ class LiteLLMEmbeddings:
         self.retries = retries
 
     def embed(self, texts: list[str]) -> EmbeddingBatch:
-        import litellm
+        from retrieval_app.ai.llm import litellm_module
+
+        litellm = litellm_module()
 
         try:
             response = litellm.embedding(

@@ -188,7 +188,9 @@ class LiteLLMEngine:
 
     def complete(self, messages: list[dict], *, purpose: str, owner_id: int | None) -> str:
         """One chat completion; records tokens, cost and failures. Raises on failure."""
-        import litellm
+        from retrieval_app.ai.llm import litellm_module
+
+        litellm = litellm_module()
 
         from retrieval_app.ai import record_call
 

@@ -169,8 +169,10 @@ def select(
     max_words: int,
     boost: dict[int, float] | None = None,
     redundancy: float = 0.7,
+    label_words: int = 0,
 ) -> list[Sentence]:
-    """The best sentences within ``max_words``, without near-duplicates, in their original order."""
+    """The best sentences within ``max_words`` (each costing ``label_words`` more for its speaker
+    label), without near-duplicates, in their original order."""
     boost = boost or {}
     ranked = sorted(
         sentences,
@@ -181,12 +183,13 @@ def select(
     for sentence in ranked:
         if sentence_score(sentence, weights) <= 0:
             break
-        if used + sentence.words > max_words:
+        cost = sentence.words + (label_words if SPEAKER.get(sentence.role, "x") else 0)
+        if used + cost > max_words:
             continue
         if any(_overlap(sentence.terms, other.terms) >= redundancy for other in chosen):
             continue
         chosen.append(sentence)
-        used += sentence.words
+        used += cost
     return sorted(chosen, key=lambda s: s.position)
 
 
@@ -212,10 +215,10 @@ def summarize(turns: Sequence[tuple[str, str]], *, previous: str = "", max_words
     weights = term_weights(pool)
     # Newer turns win ties against what the summary already says, so it follows the conversation.
     boost = {s.position: 1.1 for s in fresh}
-    chosen = select(pool, weights, max_words=max_words, boost=boost)
+    chosen = select(pool, weights, max_words=max_words, boost=boost, label_words=1)
     if not chosen:
         best = max(pool, key=lambda s: (sentence_score(s, weights), -s.position))
-        words = best.text.split()[:max_words]
+        words = best.text.split()[: max_words - 1]
         chosen = [Sentence(text=" ".join(words), role=best.role, turn=best.turn, position=best.position)]
     return "\n".join(labelled(s) for s in chosen)
 

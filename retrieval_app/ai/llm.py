@@ -1,0 +1,15 @@
+"""The one place litellm is imported, configured for machines without internet access."""
+
+from __future__ import annotations
+
+import os
+
+
+def litellm_module():
+    # litellm would otherwise download its model price list at import; the copy it ships is enough.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    return litellm

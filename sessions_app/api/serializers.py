@@ -1,0 +1,149 @@
+"""Request validation and response shapes of the Sessions and Memory API (see the contract)."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from rest_framework import serializers
+
+from sessions_app.models import Memory, Message
+
+
+def reject_nul(value: str) -> str:
+    # PostgreSQL text cannot hold NUL; refusing it here keeps it a 400 instead of a failed insert.
+    if "\x00" in value:
+        raise serializers.ValidationError("must not contain NUL characters.")
+    return value
+
+
+class JSONObjectField(serializers.JSONField):
+    """A JSON object (not a list or a scalar), kept exactly as given."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("must be a JSON object.")
+        if "\\u0000" in json.dumps(value):
+            raise serializers.ValidationError("must not contain NUL characters.")
+        return value
+
+
+class SessionCreateSerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=255, required=False, default="", allow_blank=True, validators=[reject_nul])
+    agent_id = serializers.CharField(
+        max_length=128, required=False, default="", allow_blank=True, validators=[reject_nul]
+    )
+    metadata = JSONObjectField(required=False, default=dict)
+
+
+class SessionUpdateSerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=255, required=False, allow_blank=True, validators=[reject_nul])
+    metadata = JSONObjectField(required=False)
+
+
+class SessionSerializer(serializers.Serializer):
+    session_id = serializers.UUIDField(source="id")
+    title = serializers.CharField()
+    agent_id = serializers.CharField()
+    metadata = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    last_message_at = serializers.DateTimeField(allow_null=True)
+    committed_at = serializers.DateTimeField(allow_null=True)
+    message_count = serializers.IntegerField(required=False)
+
+
+class MessageInSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Message.Role.values)
+    content = serializers.CharField(trim_whitespace=False, validators=[reject_nul])
+    created_at = serializers.DateTimeField(required=False)
+    metadata = JSONObjectField(required=False, default=dict)
+
+    def validate_content(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("must not be empty.")
+        if len(value) > settings.MESSAGE_MAX_CHARS:
+            raise serializers.ValidationError(
+                f"is {len(value)} characters long; the limit is {settings.MESSAGE_MAX_CHARS}."
+            )
+        return value
+
+
+class MessagesInSerializer(serializers.Serializer):
+    messages = serializers.ListField(child=MessageInSerializer(), min_length=1, max_length=1000)
+
+
+class MessageSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    seq = serializers.IntegerField()
+    role = serializers.CharField()
+    content = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    token_count = serializers.IntegerField()
+    metadata = serializers.JSONField()
+    archive_uri = serializers.CharField(source="archive.uri", allow_null=True, default=None)
+    embedded = serializers.BooleanField(required=False)
+
+
+class ArchiveSerializer(serializers.Serializer):
+    uri = serializers.CharField()
+    index = serializers.IntegerField()
+    abstract = serializers.CharField()
+    overview = serializers.CharField()
+    overview_sections = serializers.JSONField(source="overview_data")
+    message_count = serializers.IntegerField()
+    first_seq = serializers.IntegerField()
+    last_seq = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class SessionDetailSerializer(SessionSerializer):
+    rolling_summary = serializers.CharField()
+    messages = MessageSerializer(many=True)
+    archives = ArchiveSerializer(many=True)
+
+
+class CommitInSerializer(serializers.Serializer):
+    keep_recent = serializers.IntegerField(min_value=0, max_value=100_000, required=False, default=0)
+
+
+class ContextQuerySerializer(serializers.Serializer):
+    query = serializers.CharField(
+        required=False, default="", allow_blank=True, max_length=10_000, validators=[reject_nul]
+    )
+    max_archives = serializers.IntegerField(required=False, default=3, min_value=0, max_value=50)
+    max_messages = serializers.IntegerField(required=False, default=20, min_value=0, max_value=1000)
+
+
+class RecallInSerializer(serializers.Serializer):
+    query = serializers.CharField(max_length=10_000, validators=[reject_nul])
+    agent_id = serializers.CharField(
+        max_length=128, required=False, allow_blank=True, default=None, validators=[reject_nul]
+    )
+    exclude_session_id = serializers.UUIDField(required=False, allow_null=True, default=None)
+    max_results = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
+    max_tokens = serializers.IntegerField(required=False, default=2000, min_value=1, max_value=100_000)
+    threshold = serializers.FloatField(required=False, allow_null=True, default=None, min_value=-1.0, max_value=1.0)
+
+
+class SessionListQuerySerializer(serializers.Serializer):
+    agent_id = serializers.CharField(max_length=128, required=False, allow_blank=True, validators=[reject_nul])
+
+
+class MemoryQuerySerializer(serializers.Serializer):
+    category = serializers.ChoiceField(choices=Memory.Category.values, required=False)
+    agent_id = serializers.CharField(max_length=128, required=False, allow_blank=True, validators=[reject_nul])
+
+
+class MemorySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    uri = serializers.CharField()
+    category = serializers.CharField()
+    key = serializers.CharField()
+    content = serializers.CharField()
+    agent_id = serializers.CharField()
+    history = serializers.JSONField()
+    source_archive_uri = serializers.CharField(source="source_archive.uri", allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()

@@ -1,0 +1,214 @@
+"""The Sessions and Memory API: thin views over sessions_app.selectors and sessions_app.services."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sessions_app import selectors, services
+from sessions_app.api import serializers as s
+
+
+def _valid(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _session_detail(session) -> dict:
+    return {
+        **s.SessionSerializer(session).data,
+        "rolling_summary": session.rolling_summary,
+        "messages": s.MessageSerializer(selectors.session_messages(session=session), many=True).data,
+        "archives": s.ArchiveSerializer(selectors.session_archives(session=session), many=True).data,
+    }
+
+
+class SessionListView(APIView):
+    @extend_schema(
+        parameters=[s.SessionListQuerySerializer, OpenApiParameter("page", int)],
+        responses=s.SessionSerializer(many=True),
+        summary="The user's sessions, newest activity first",
+    )
+    def get(self, request: Request) -> Response:
+        query = _valid(s.SessionListQuerySerializer, request.query_params)
+        sessions = selectors.session_list(owner=request.user, agent_id=query.get("agent_id"))
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(sessions, request, view=self)
+        return paginator.get_paginated_response(s.SessionSerializer(page, many=True).data)
+
+    @extend_schema(request=s.SessionCreateSerializer, responses={201: s.SessionSerializer}, summary="Start a session")
+    def post(self, request: Request) -> Response:
+        session = services.session_create(owner=request.user, **_valid(s.SessionCreateSerializer, request.data))
+        return Response(s.SessionSerializer(session).data, status=201)
+
+
+class SessionDetailView(APIView):
+    @extend_schema(responses=s.SessionDetailSerializer, summary="A session with its messages and archives")
+    def get(self, request: Request, session_id: str) -> Response:
+        return Response(_session_detail(selectors.session_get(owner=request.user, session_id=session_id)))
+
+    @extend_schema(request=s.SessionUpdateSerializer, responses=s.SessionSerializer, summary="Rename a session")
+    def patch(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(owner=request.user, session_id=session_id)
+        session = services.session_update(session=session, **_valid(s.SessionUpdateSerializer, request.data))
+        return Response(s.SessionSerializer(session).data)
+
+    @extend_schema(responses={204: None}, summary="Delete a session, its messages, archives and own memories")
+    def delete(self, request: Request, session_id: str) -> Response:
+        services.session_delete(session=selectors.session_get(owner=request.user, session_id=session_id))
+        return Response(status=204)
+
+
+class SessionMessagesView(APIView):
+    @extend_schema(
+        request=s.MessagesInSerializer,
+        responses={
+            201: inline_serializer("MessageIds", {"ids": serializers.ListField(child=serializers.IntegerField())})
+        },
+        summary="Record messages as given (imports and integrations); no reply is generated",
+    )
+    def post(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(owner=request.user, session_id=session_id)
+        items = _valid(s.MessagesInSerializer, request.data)["messages"]
+        rows = services.message_bulk_create(session=session, messages=[services.NewMessage(**item) for item in items])
+        return Response({"ids": [row.id for row in rows]}, status=201)
+
+
+class SessionCommitView(APIView):
+    @extend_schema(
+        request=s.CommitInSerializer,
+        responses=inline_serializer(
+            "CommitResult",
+            {
+                "committed": serializers.BooleanField(),
+                "message": serializers.CharField(),
+                "archive": s.ArchiveSerializer(allow_null=True),
+                "memories": s.MemorySerializer(many=True),
+                "memory_diff": serializers.DictField(),
+            },
+        ),
+        summary="Archive the uncommitted turns and extract long-term memories",
+    )
+    def post(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(owner=request.user, session_id=session_id)
+        result = services.session_commit(session=session, **_valid(s.CommitInSerializer, request.data))
+        return Response(
+            {
+                "committed": result.committed,
+                "message": result.reason or f"Archived {result.archive.message_count} messages.",
+                "archive": s.ArchiveSerializer(result.archive).data if result.archive else None,
+                "memories": s.MemorySerializer(result.memories, many=True).data,
+                "memory_diff": result.memory_diff,
+            }
+        )
+
+
+class SessionContextView(APIView):
+    @extend_schema(
+        parameters=[s.ContextQuerySerializer],
+        responses=inline_serializer(
+            "SessionContext",
+            {
+                "summary": serializers.CharField(),
+                "summaries": serializers.ListField(child=serializers.CharField()),
+                "recent_messages": serializers.ListField(child=serializers.DictField()),
+            },
+        ),
+        summary="Session context for search (seed 000): ranked archive summaries and recent turns",
+    )
+    def get(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(owner=request.user, session_id=session_id)
+        query = _valid(s.ContextQuerySerializer, request.query_params)
+        return Response(selectors.session_context_for_search(session=session, **query))
+
+
+class SessionHistoryView(APIView):
+    @extend_schema(
+        responses=inline_serializer(
+            "SessionHistory",
+            {
+                "summary": serializers.CharField(),
+                "summary_through_seq": serializers.IntegerField(),
+                "turns": s.MessageSerializer(many=True),
+                "token_estimate": serializers.IntegerField(),
+            },
+        ),
+        summary="What a model is handed of the session: the rolling summary, then recent turns verbatim",
+    )
+    def get(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(owner=request.user, session_id=session_id)
+        history = services.session_history_context(session=session)
+        return Response(
+            {
+                "summary": history.summary,
+                "summary_through_seq": history.summary_through_seq,
+                "turns": s.MessageSerializer(history.turns, many=True).data,
+                "token_estimate": history.token_estimate,
+            }
+        )
+
+
+class SessionWorkingSetView(APIView):
+    @extend_schema(
+        responses=inline_serializer(
+            "WorkingSet",
+            {
+                "resolved_terms": serializers.DictField(child=serializers.CharField()),
+                "active_documents": serializers.ListField(child=serializers.CharField()),
+                "active_sections": serializers.ListField(child=serializers.CharField()),
+            },
+        ),
+        summary="The session's working set (seed 001): resolved terms, active documents and sections",
+    )
+    def get(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(owner=request.user, session_id=session_id)
+        return Response(services.working_set_get(session_id=str(session.id)).as_dict())
+
+
+class RecallView(APIView):
+    @extend_schema(
+        request=s.RecallInSerializer,
+        responses=inline_serializer(
+            "Recall",
+            {
+                "messages": serializers.ListField(child=serializers.DictField()),
+                "source": serializers.ChoiceField(choices=["vector", "keyword"]),
+                "token_estimate": serializers.IntegerField(),
+                "count": serializers.IntegerField(),
+            },
+        ),
+        summary="Messages from earlier sessions relevant to a query (seed 002)",
+    )
+    def post(self, request: Request) -> Response:
+        params = _valid(s.RecallInSerializer, request.data)
+        return Response(selectors.recall_messages(owner=request.user, **params))
+
+
+class MemoryListView(APIView):
+    @extend_schema(
+        parameters=[s.MemoryQuerySerializer],
+        responses=s.MemorySerializer(many=True),
+        summary="The user's long-term memories",
+    )
+    def get(self, request: Request) -> Response:
+        query = _valid(s.MemoryQuerySerializer, request.query_params)
+        memories = selectors.memory_list(owner=request.user, **query)
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(memories, request, view=self)
+        return paginator.get_paginated_response(s.MemorySerializer(page, many=True).data)
+
+
+class MemoryDetailView(APIView):
+    @extend_schema(responses=s.MemorySerializer, summary="One memory, with the texts it replaced")
+    def get(self, request: Request, memory_id: str) -> Response:
+        return Response(s.MemorySerializer(selectors.memory_get(owner=request.user, memory_id=memory_id)).data)
+
+    @extend_schema(responses={204: None}, summary="Forget a memory")
+    def delete(self, request: Request, memory_id: str) -> Response:
+        services.memory_delete(memory=selectors.memory_get(owner=request.user, memory_id=memory_id))
+        return Response(status=204)

@@ -1,0 +1,36 @@
+"""``manage.py backfill_embeddings``: embed every message, archive and memory that has no vector yet."""
+
+from django.core.management.base import BaseCommand
+from tqdm import tqdm
+
+from retrieval_app import ai
+from retrieval_app.services import count_unembedded, embed_rows
+from sessions_app.tasks import backfill_embeddings, embeddable
+
+
+class Command(BaseCommand):
+    help = "Embed messages, archives and memories that have no vector from the configured embedding model."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--batch-size", type=int, default=64)
+        parser.add_argument("--restale", action="store_true", help="also re-embed rows made by another embedding model")
+        parser.add_argument("--async", dest="in_worker", action="store_true", help="queue it for a worker instead")
+
+    def handle(self, *args, batch_size: int, restale: bool, in_worker: bool, **options):
+        if in_worker:
+            result = backfill_embeddings.delay(batch_size=batch_size, restale=restale)
+            self.stdout.write(f"Queued as task {result.id}.")
+            return
+        model = ai.active_embedding_model()
+        for name, rows, text_of in embeddable():
+            total = count_unembedded(queryset=rows, restale=restale)
+            with tqdm(total=total, desc=f"{name} ({model})", unit="row", disable=total == 0) as bar:
+                done = embed_rows(
+                    queryset=rows,
+                    text_of=text_of,
+                    purpose="backfill",
+                    batch_size=batch_size,
+                    restale=restale,
+                    progress=bar.update,
+                )
+            self.stdout.write(f"{name}: {done} embedded")
