@@ -107,8 +107,9 @@ _PROBLEM = re.compile(
     re.IGNORECASE,
 )
 _SOLUTION = re.compile(
-    r"\b(try|run|set|use|install|upgrade|downgrade|restart|fix|solution|you can|you should|change|add|remove|"
-    r"enable|disable|configure|update|replace|increase|decrease)\b",
+    r"\b(try|run|set|use|install|upgrade|downgrade|restart|reboot|fix|solution|you can|you should|you need to|"
+    r"change|add|remove|enable|disable|configure|update|replace|increase|decrease|raise|lower|split|switch|"
+    r"move|rename|delete|clear|check|make sure|instead|pin|roll back|revert|reset|allocate|limit)\b",
     re.IGNORECASE,
 )
 _HABIT = re.compile(

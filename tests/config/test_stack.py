@@ -17,8 +17,9 @@ from tests.helpers import ROOT, clean_env, free_port
 pytestmark = pytest.mark.slow
 
 
-def _get(url: str, data: bytes | None = None) -> tuple[int, dict]:
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+def _get(url: str, data: bytes | None = None, token: str = "") -> tuple[int, dict]:
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Token {token}"} if token else {})}
+    request = urllib.request.Request(url, data=data, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=5) as response:
             return response.status, json.loads(response.read() or b"{}")
@@ -97,8 +98,24 @@ def test_run_starts_everything_serves_http_and_stops_cleanly_then_reuses_its_dat
         body = json.dumps({"username": "admin", "password": password}).encode()
         status, token = _get(f"{base}/api/auth/token", data=body)
         assert status == 200 and token["token"], "the first run's account did not survive a restart"
+        _the_worker_embeds_recorded_messages(base, token["token"])
     finally:
         code, output = _stop(second)
     assert code == 0, output
     assert "created the user 'admin'" not in output
     assert not _servers_running(var)
+
+
+def _the_worker_embeds_recorded_messages(base: str, token: str) -> None:
+    status, session = _get(f"{base}/api/sessions", data=b'{"title": "stack test"}', token=token)
+    assert status == 201
+    messages = {"messages": [{"role": "user", "content": "The deploy pipeline needs a manual approval step."}]}
+    status, _ = _get(f"{base}/api/sessions/{session['session_id']}/messages", json.dumps(messages).encode(), token)
+    assert status == 201
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        _, detail = _get(f"{base}/api/sessions/{session['session_id']}", token=token)
+        if detail["messages"][0]["embedded"]:
+            return
+        time.sleep(0.5)
+    raise AssertionError("the Celery worker did not embed the message")

@@ -1,0 +1,156 @@
+"""Seed 002's cross-session recall: vector search scoped to the owner and agent, a similarity threshold,
+the token budget's trimming rule, and the keyword fallback when vectors are missing or cannot be made."""
+
+import pytest
+from django.core.management import call_command
+
+from sessions_app import services
+from sessions_app.models import Message
+from sessions_app.selectors import recall_messages, trim_to_token_budget
+from tests.factories import ChatSessionFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+PAST = [
+    ("user", "We deployed the billing service to Kubernetes with Helm charts last week."),
+    ("assistant", "The Helm chart sets three replicas and a rolling update strategy."),
+    ("user", "My daughter's piano recital is on Saturday."),
+    ("assistant", "Good luck to her at the recital!"),
+]
+
+
+def _session(owner, pairs, *, agent_id="", title="Past conversation", embed=True, capture=None):
+    session = ChatSessionFactory(owner=owner, agent_id=agent_id, title=title)
+    if capture is not None:
+        with capture(execute=embed):
+            services.message_bulk_create(session=session, messages=[services.NewMessage(r, c) for r, c in pairs])
+    else:
+        services.message_bulk_create(session=session, messages=[services.NewMessage(r, c) for r, c in pairs])
+    return session
+
+
+@pytest.fixture
+def history(user, django_capture_on_commit_callbacks):
+    return _session(user, PAST, capture=django_capture_on_commit_callbacks)
+
+
+def test_recall_finds_related_messages_by_meaning(auth_client, user, history):
+    body = auth_client.post(
+        "/api/memory/recall", {"query": "How was the billing deployment configured?"}, format="json"
+    ).json()
+    assert body["source"] == "vector"
+    assert body["messages"][0]["content"].startswith("We deployed the billing service")
+    first = body["messages"][0]
+    assert set(first) == {
+        "id",
+        "session_id",
+        "session_title",
+        "role",
+        "content",
+        "similarity",
+        "created_at",
+        "metadata",
+    }
+    assert first["session_title"] == "Past conversation" and 0 < first["similarity"] <= 1
+    assert all("recital" not in m["content"] for m in body["messages"]), "below the threshold"
+    assert body["count"] == len(body["messages"]) and body["token_estimate"] > 0
+
+
+def test_the_current_session_can_be_excluded(auth_client, history):
+    body = auth_client.post(
+        "/api/memory/recall", {"query": "Helm chart replicas", "exclude_session_id": str(history.id)}, format="json"
+    ).json()
+    assert body["count"] == 0
+
+
+def test_recall_is_scoped_to_the_agent_when_one_is_named(user, django_capture_on_commit_callbacks):
+    _session(user, PAST[:2], agent_id="ops-bot", capture=django_capture_on_commit_callbacks)
+    assert recall_messages(owner=user, query="Helm deployment", agent_id="support-bot")["count"] == 0
+    assert recall_messages(owner=user, query="Helm deployment", agent_id="ops-bot")["count"] > 0
+
+
+def test_another_users_history_is_never_recalled(auth_client, django_capture_on_commit_callbacks):
+    _session(UserFactory(), PAST, capture=django_capture_on_commit_callbacks)
+    for query in ("billing deployment with Helm", "piano recital"):
+        assert auth_client.post("/api/memory/recall", {"query": query}, format="json").json()["count"] == 0
+
+
+def test_the_threshold_and_max_results_are_honoured(user, history):
+    assert recall_messages(owner=user, query="Helm", threshold=0.99)["source"] == "keyword"
+    assert recall_messages(owner=user, query="billing Helm Kubernetes", threshold=-1, max_results=2)["count"] == 2
+
+
+def test_without_embeddings_recall_falls_back_to_keywords_without_stopwords(user, django_capture_on_commit_callbacks):
+    _session(user, PAST, capture=django_capture_on_commit_callbacks, embed=False)
+    assert not Message.objects.filter(embedding__isnull=False).exists()
+    result = recall_messages(owner=user, query="what was the recital about?")
+    assert result["source"] == "keyword"
+    assert {m["content"] for m in result["messages"]} == {
+        "Good luck to her at the recital!",
+        "My daughter's piano recital is on Saturday.",
+    }
+    assert all(m["similarity"] is None for m in result["messages"])
+    assert recall_messages(owner=user, query="what was the about")["count"] == 0, "stopwords match nothing"
+
+
+def test_when_the_embedding_provider_fails_recall_falls_back_to_keywords(user, history, settings, fake_llm):
+    settings.EMBEDDING_MODEL, settings.EMBEDDING_API_BASE, settings.EMBEDDING_MAX_RETRIES = (
+        "openai/test-embed",
+        fake_llm.url,
+        0,
+    )
+    Message.objects.update(embedding_model="openai/test-embed")  # as if that provider made them
+    fake_llm.failures = 100
+    result = recall_messages(owner=user, query="Helm charts")
+    assert result["source"] == "keyword" and result["count"] >= 1
+
+
+def test_the_token_budget_follows_seed_002s_rule():
+    messages = [{"content": "A" * 4000}, {"content": "B" * 4000}, {"content": "C" * 4000}]
+    trimmed = trim_to_token_budget(messages, 1500)
+    assert len(trimmed) == 2
+    assert trimmed[1]["content"] == "B" * 2000 + "..."
+    assert len(trim_to_token_budget(messages, 1020)) == 1, "20 tokens (80 characters) left: not worth a stub"
+
+
+def test_recall_trims_its_answer_to_max_tokens(user, history):
+    everything = recall_messages(owner=user, query="billing Helm Kubernetes", threshold=-1)
+    result = recall_messages(owner=user, query="billing Helm Kubernetes", threshold=-1, max_tokens=20)
+    assert result["token_estimate"] <= 20 and 0 < result["count"] < everything["count"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"query": ""},
+        {"query": "x" * 10_001},
+        {"query": "q", "max_results": 0},
+        {"query": "q", "max_results": 101},
+        {"query": "q", "max_tokens": 0},
+        {"query": "q", "exclude_session_id": "nope"},
+        {"query": "q", "threshold": 2},
+    ],
+)
+def test_bad_recall_requests_are_refused(auth_client, body):
+    response = auth_client.post("/api/memory/recall", body, format="json")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid"
+
+
+def test_backfill_embeds_what_has_no_vector_with_a_progress_bar(user, django_capture_on_commit_callbacks, capsys):
+    _session(user, PAST * 30, capture=django_capture_on_commit_callbacks, embed=False)
+    services.session_commit(session=Message.objects.first().session)
+    call_command("backfill_embeddings", "--batch-size", "16")
+    out = capsys.readouterr()
+    assert not Message.objects.filter(embedding__isnull=True).exists()
+    assert "messages: 120 embedded" in out.out and "archives: 1 embedded" in out.out
+    assert "120/120" in out.err  # the progress bar
+    call_command("backfill_embeddings")
+    assert "messages: 0 embedded" in capsys.readouterr().out, "a second run has nothing left to do"
+
+
+def test_backfill_can_run_in_the_worker(user, django_capture_on_commit_callbacks):
+    from sessions_app.tasks import backfill_embeddings
+
+    _session(user, PAST, capture=django_capture_on_commit_callbacks, embed=False)
+    assert backfill_embeddings.delay().get()["messages"] == 4

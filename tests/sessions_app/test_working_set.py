@@ -1,0 +1,100 @@
+"""Seed 001's session working set: kept in Redis so every server process sees it, evicted
+SESSION_MEMORY_TTL_HOURS after the last access, and an expired one simply starts fresh."""
+
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+
+import pytest
+
+from sessions_app import services
+from tests.helpers import ROOT, clean_env
+
+
+@pytest.fixture
+def session_id():
+    sid = str(uuid.uuid4())
+    yield sid
+    services.working_set_clear(session_id=sid)
+
+
+def test_an_unknown_session_starts_with_an_empty_working_set(session_id):
+    assert services.working_set_get(session_id=session_id).as_dict() == {
+        "resolved_terms": {},
+        "active_documents": [],
+        "active_sections": [],
+    }
+
+
+def test_updates_merge_most_recent_first_and_stay_bounded(session_id):
+    services.working_set_update(
+        session_id=session_id,
+        resolved_terms={"it": "the Determination Date"},
+        documents=["doc-a"],
+        sections=["viking://a/1"],
+    )
+    services.working_set_update(
+        session_id=session_id,
+        resolved_terms={"the fee": "the servicing fee"},
+        documents=["doc-b", "doc-a"],
+        sections=[f"viking://b/{i}" for i in range(30)],
+    )
+    state = services.working_set_get(session_id=session_id)
+    assert state.resolved_terms == {"it": "the Determination Date", "the fee": "the servicing fee"}
+    assert state.active_documents == ["doc-b", "doc-a"]
+    assert len(state.active_sections) == services.MAX_SECTIONS and state.active_sections[0] == "viking://b/0"
+
+
+def test_another_server_process_sees_the_same_working_set(session_id):
+    services.working_set_update(session_id=session_id, resolved_terms={"it": "the quarterly report"})
+    script = textwrap.dedent(f"""
+        import django; django.setup()
+        from sessions_app.services import working_set_get
+        print(working_set_get(session_id="{session_id}").resolved_terms["it"])
+    """)
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env(DJANGO_SETTINGS_MODULE="config.settings.test"),
+    )
+    assert result.stdout.strip().splitlines()[-1] == "the quarterly report", result.stderr
+
+
+def test_it_expires_after_the_ttl_and_restarts_fresh(session_id, settings):
+    settings.SESSION_MEMORY_TTL_HOURS = 1 / 3600  # one second
+    services.working_set_update(session_id=session_id, documents=["doc-a"])
+    assert services.working_set_get(session_id=session_id).active_documents == ["doc-a"]
+    time.sleep(1.3)
+    assert services.working_set_get(session_id=session_id).active_documents == []
+
+
+def test_each_access_extends_its_life(session_id, settings):
+    settings.SESSION_MEMORY_TTL_HOURS = 2 / 3600
+    services.working_set_update(session_id=session_id, documents=["doc-a"])
+    for _ in range(3):
+        time.sleep(1.0)
+        assert services.working_set_get(session_id=session_id).active_documents == ["doc-a"]
+
+
+def test_with_session_memory_off_nothing_is_kept_and_nothing_fails(session_id, settings):
+    settings.ENABLE_SESSION_MEMORY = False
+    services.working_set_update(session_id=session_id, documents=["doc-a"])
+    assert services.working_set_get(session_id=session_id).active_documents == []
+    settings.ENABLE_SESSION_MEMORY = True
+    assert services.working_set_get(session_id=session_id).active_documents == []
+
+
+@pytest.mark.django_db
+def test_the_api_shows_the_working_set(auth_client, user):
+    from tests.factories import ChatSessionFactory
+
+    session = ChatSessionFactory(owner=user)
+    services.working_set_update(session_id=str(session.id), documents=["doc-a"])
+    body = auth_client.get(f"/api/sessions/{session.id}/working-set").json()
+    assert body["active_documents"] == ["doc-a"]
+    services.working_set_clear(session_id=str(session.id))
