@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, FloatField, QuerySet, Value
-from django.db.models.functions import Cast
+from django.core.cache import cache
+from django.db.models import ExpressionWrapper, FloatField, QuerySet, Value
 from pgvector.django import CosineDistance
 
 from retrieval_app.models import SearchTrace
@@ -30,17 +31,32 @@ def nearest_neighbours(
     every connection) walking on until enough rows pass the filter; should it still come back short
     (its scan limit reached on a very selective filter), the rows are ranked exactly after all.
     """
-    candidates = queryset.filter(**{f"{field}__isnull": False, "embedding_model": model_name}).annotate(
-        distance=CosineDistance(field, list(embedding))
-    )
-    cap = settings.VECTOR_EXACT_SCAN_MAX_ROWS
-    if candidates.order_by().values("pk")[: cap + 1].count() > cap:
-        found = list(candidates.order_by(F("distance").asc())[:limit])
+    candidates = queryset.filter(**{f"{field}__isnull": False, "embedding_model": model_name})
+    distance = CosineDistance(field, list(embedding))
+    if _has_more_rows_than(candidates, settings.VECTOR_EXACT_SCAN_MAX_ROWS):
+        found = list(candidates.annotate(distance=distance).order_by("distance")[:limit])
         if len(found) == limit:
             return found
-    # Adding zero keeps the sort key from matching the HNSW operator, so PostgreSQL ranks the
-    # filtered rows exactly instead of walking the graph past other tenants' rows.
-    return list(candidates.order_by(Cast(F("distance") + Value(0.0), FloatField()).asc())[:limit])
+    # Sorting by distance + 0 keeps the sort key from matching the HNSW operator, so PostgreSQL ranks
+    # the filtered rows exactly instead of walking the graph past other tenants' rows; the same
+    # expression in the select list means it is computed once per row.
+    exact = ExpressionWrapper(distance + Value(0.0), output_field=FloatField())
+    return list(candidates.annotate(distance=exact).order_by("distance")[:limit])
+
+
+def _has_more_rows_than(queryset: QuerySet, cap: int) -> bool:
+    """Whether the filter leaves more than ``cap`` rows; remembered for a few minutes per filter.
+
+    A stale answer costs speed, never results: a filter that grew past the cap is still ranked
+    exactly, and one that shrank falls back to the exact ranking when the index comes back short.
+    """
+    sql, params = queryset.order_by().values("pk").query.sql_with_params()
+    key = "nn-rows:" + hashlib.sha256(f"{cap}|{sql}|{params}".encode()).hexdigest()
+    answer = cache.get(key)
+    if answer is None:
+        answer = queryset.order_by().values("pk")[: cap + 1].count() > cap
+        cache.set(key, answer, 300)
+    return answer
 
 
 def session_summary_text(context: Mapping[str, Any] | None) -> str:

@@ -5,6 +5,14 @@ from rest_framework.test import APIClient
 from tests.factories import UserFactory
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fresh_cache():
+    """The test Redis database starts empty: ids restart with each test database, cached answers must too."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def user(db):
     return UserFactory()

@@ -203,7 +203,7 @@ RECALL_SIMILARITY_THRESHOLD = env_str("RECALL_SIMILARITY_THRESHOLD")
 
 # Filtered nearest-neighbour queries over at most this many rows are answered by an exact scan;
 # larger ones use the HNSW index with iterative scanning.
-VECTOR_EXACT_SCAN_MAX_ROWS = env_int("VECTOR_EXACT_SCAN_MAX_ROWS", 10000, minimum=0)
+VECTOR_EXACT_SCAN_MAX_ROWS = env_int("VECTOR_EXACT_SCAN_MAX_ROWS", 2000, minimum=0)
 
 # --- Feature flags (seed 001), with the seed's defaults --------------------------------------------
 ENABLE_QUERY_REWRITING = env_bool("ENABLE_QUERY_REWRITING", True)
