@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from retrieval_app.admin_mixins import EmbeddedFilter, EmbeddingAdminMixin
+from sessions_app import services
 from sessions_app.models import Archive, ChatSession, Memory, Message
 
 
@@ -13,6 +14,15 @@ class ChatSessionAdmin(admin.ModelAdmin):
     raw_id_fields = ("owner",)
     readonly_fields = ("id", "created_at", "updated_at", "summary_updated_at")
     date_hierarchy = "created_at"
+
+    # Deleting here does what DELETE /api/sessions/{id} does: the memories derived only from the
+    # session go with it.
+    def delete_model(self, request, obj: ChatSession) -> None:
+        services.session_delete(session=obj)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for session in queryset:
+            services.session_delete(session=session)
 
 
 @admin.register(Message)

@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from documents_app.models import Document, DocumentNode
-from retrieval_app.models import SearchTrace
+from retrieval_app.models import ModelCall, SearchTrace
 from sessions_app.models import Archive, ChatSession, Memory, Message
 from tests.factories import (
     ArchiveFactory,
@@ -87,3 +87,37 @@ def test_the_message_list_costs_the_same_queries_for_many_rows(staff_client, set
     MessageFactory.create_batch(40, session=session)
     with django_assert_max_num_queries(len(few.captured_queries)):
         staff_client.get(url)
+
+
+def test_model_calls_are_listed_with_totals_and_cannot_be_edited(staff_client):
+    ModelCall.objects.create(
+        kind="generation",
+        purpose="archive_overview",
+        backend="litellm",
+        model="gpt-x",
+        input_tokens=1200,
+        output_tokens=300,
+        cost_usd="0.0042",
+        latency_ms=812.5,
+    )
+    ModelCall.objects.create(
+        kind="embedding", purpose="recall", backend="local", model="minilm", ok=False, error="timeout", latency_ms=30.0
+    )
+    page = staff_client.get(reverse("admin:retrieval_app_modelcall_changelist"))
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "2 calls (1 failed)" in text and "1200 tokens in, 300 out" in text and "$0.0042" in text
+    narrowed = staff_client.get(reverse("admin:retrieval_app_modelcall_changelist"), {"ok__exact": "0"})
+    assert "1 calls (1 failed)" in narrowed.content.decode()
+    call = ModelCall.objects.first()
+    assert staff_client.post(reverse("admin:retrieval_app_modelcall_change", args=[call.pk]), {}).status_code == 403
+
+
+def test_deleting_a_session_in_the_admin_takes_its_own_memories(staff_client):
+    from sessions_app.models import ChatSession, Memory
+
+    archive = ArchiveFactory()
+    memory = MemoryFactory(owner=archive.session.owner, source_archive=archive)
+    url = reverse("admin:sessions_app_chatsession_delete", args=[archive.session.pk])
+    assert staff_client.post(url, {"post": "yes"}).status_code == 302
+    assert not ChatSession.objects.exists() and not Memory.objects.filter(pk=memory.pk).exists()
