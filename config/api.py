@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError
+from django.db import DataError, IntegrityError
 from django.http import Http404, HttpRequest, JsonResponse
 from django.views.defaults import server_error as html_server_error
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -60,6 +60,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, DomainError):
         status = next((code for kind, code in _DOMAIN_STATUS if isinstance(exc, kind)), 400)
         return Response(error_body(exc.code, exc.message, exc.details), status=status)
+    if isinstance(exc, DataError):
+        # A value PostgreSQL cannot store (validation should have caught it; this keeps it a 4xx).
+        return Response(error_body("invalid", "A value in the request cannot be stored."), 400)
     if isinstance(exc, IntegrityError):
         # Two writes raced for the same unique slot (a key, a sequence number); retrying may succeed.
         return Response(error_body("conflict", "The request conflicted with a concurrent change; retry it."), 409)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -52,10 +53,14 @@ def _has_more_rows_than(queryset: QuerySet, cap: int) -> bool:
     """
     sql, params = queryset.order_by().values("pk").query.sql_with_params()
     key = "nn-rows:" + hashlib.sha256(f"{cap}|{sql}|{params}".encode()).hexdigest()
-    answer = cache.get(key)
+    try:
+        answer = cache.get(key)
+    except Exception:  # Redis down: count every time rather than fail the search
+        answer = None
     if answer is None:
         answer = queryset.order_by().values("pk")[: cap + 1].count() > cap
-        cache.set(key, answer, 300)
+        with contextlib.suppress(Exception):  # as above: only the shortcut is lost
+            cache.set(key, answer, 300)
     return answer
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from retrieval_app import ai
@@ -14,6 +15,7 @@ def embed_rows(
     queryset: QuerySet,
     text_of: Callable[[object], str],
     purpose: str,
+    text_fields: tuple[str, ...],
     batch_size: int = 64,
     restale: bool = False,
     progress: Callable[[int], None] | None = None,
@@ -33,12 +35,15 @@ def embed_rows(
         batch = list((pending.filter(pk__gt=last_pk) if last_pk is not None else pending)[:batch_size])
         if not batch:
             return done
-        owner_id = getattr(batch[0], "owner_id", None)
-        vectors, made_by = ai.embed_texts([text_of(row) for row in batch], purpose=purpose, owner_id=owner_id)
-        for row, vector in zip(batch, vectors, strict=True):
-            row.embedding, row.embedding_model = vector, made_by
-        queryset.model.objects.bulk_update(batch, ["embedding", "embedding_model"])
-        done += len(batch)
+        owners = {getattr(row, "owner_id", None) for row in batch}
+        vectors, made_by = ai.embed_texts(
+            [text_of(row) for row in batch], purpose=purpose, owner_id=owners.pop() if len(owners) == 1 else None
+        )
+        rows = queryset.model.objects
+        with transaction.atomic():
+            for row, vector in zip(batch, vectors, strict=True):
+                unchanged = {field: getattr(row, field) for field in text_fields}
+                done += rows.filter(pk=row.pk, **unchanged).update(embedding=vector, embedding_model=made_by)
         last_pk = batch[-1].pk
         if progress:
             progress(len(batch))

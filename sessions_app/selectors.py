@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, QuerySet
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from pgvector.django import CosineDistance
 
@@ -30,7 +30,9 @@ def session_list(*, owner, agent_id: str | None = None) -> QuerySet[ChatSession]
     sessions = ChatSession.objects.filter(owner=owner)
     if agent_id is not None:
         sessions = sessions.filter(agent_id=agent_id)
-    return sessions.annotate(message_count=Count("messages")).order_by(
+    # A correlated count runs for the page's rows only, where a join would group every message.
+    counts = Message.objects.filter(session=OuterRef("pk")).order_by().values("session").annotate(n=Count("*"))
+    return sessions.annotate(message_count=Coalesce(Subquery(counts.values("n")), 0)).order_by(
         Coalesce("last_message_at", "created_at").desc(), "-id"
     )
 

@@ -13,11 +13,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
 from retrieval_app import ai
+from sessions_app.exceptions import SessionNotFound
 from sessions_app.models import Archive, ChatSession, Memory, Message
 
 logger = logging.getLogger(__name__)
@@ -50,12 +51,14 @@ def session_update(*, session: ChatSession, title: str | None = None, metadata: 
 def session_delete(*, session: ChatSession) -> None:
     """Deletes the session with its messages, archives and traces, and the memories that came from it
     alone. A memory also drawn from another session stays, without this session's sources."""
-    from_here = Memory.objects.filter(owner_id=session.owner_id).filter(
+    _lock_commits(session.pk)  # a commit in flight finishes first, so its memories are seen here
+    owner_id = session.owner_id
+    from_here = Memory.objects.filter(owner_id=owner_id).filter(
         Q(source_archive__session=session) | Q(source_messages__session=session)
     )
-    elsewhere = Memory.objects.filter(
-        Q(source_messages__in=Message.objects.exclude(session=session))
-        | Q(source_archive__in=Archive.objects.exclude(session=session))
+    elsewhere = Memory.objects.filter(owner_id=owner_id).filter(
+        Q(source_messages__in=Message.objects.filter(owner_id=owner_id).exclude(session=session))
+        | Q(source_archive__in=Archive.objects.filter(owner_id=owner_id).exclude(session=session))
     )
     Memory.objects.filter(id__in=from_here.values("id")).exclude(id__in=elsewhere.values("id")).delete()
     session.delete()
@@ -78,8 +81,8 @@ def message_bulk_create(*, session: ChatSession, messages: Sequence[NewMessage])
     embeddings are made by a worker once the rows are committed, and a failure there loses nothing."""
     now = timezone.now()
     with transaction.atomic():
-        # Locking the session serialises appends, so sequence numbers never collide.
-        locked = ChatSession.objects.select_for_update().get(pk=session.pk)
+        # Locking the session row serialises appends, so sequence numbers never collide.
+        locked = _fresh(session, lock_row=True)
         last_seq = Message.objects.filter(session=locked).aggregate(last=Max("seq"))["last"] or 0
         rows = [
             Message(
@@ -155,15 +158,35 @@ def archive_uri(session_id: Any, index: int) -> str:
     return f"viking://session/{session_id}/history/archive_{index:03d}"
 
 
+def _lock_commits(session_id) -> None:
+    """Serialises commits (and deletes) of one session for the rest of the transaction.
+
+    An advisory lock rather than the session row: appends lock the row only for an instant, and must
+    not wait behind a commit's model calls.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"commit:{session_id}"])
+
+
+def _fresh(session: ChatSession, *, lock_row: bool = False) -> ChatSession:
+    rows = ChatSession.objects.select_for_update() if lock_row else ChatSession.objects
+    try:
+        return rows.get(pk=session.pk)
+    except ChatSession.DoesNotExist as exc:  # deleted by another request meanwhile
+        raise SessionNotFound() from exc
+
+
 def session_commit(*, session: ChatSession, keep_recent: int = 0) -> CommitResult:
     """Archives the session's uncommitted turns, but the last ``keep_recent``, with an L0 abstract and
     an L1 overview, and extracts long-term memories from them.
 
-    The session row is locked for the whole commit, so concurrent commits of one session run one
-    after the other: the second finds nothing new, and no message is archived twice or lost.
+    Commits of one session run one after the other (the second finds nothing new, so no message is
+    archived twice or lost), while new messages keep being recorded: they come after the turns being
+    archived and wait for the next commit.
     """
     with transaction.atomic():
-        locked = ChatSession.objects.select_for_update().get(pk=session.pk)
+        _lock_commits(session.pk)
+        locked = _fresh(session)
         pending = list(Message.objects.filter(session=locked, archive__isnull=True).order_by("seq"))
         if keep_recent > 0:
             pending = pending[:-keep_recent] if len(pending) > keep_recent else []
@@ -193,8 +216,7 @@ def session_commit(*, session: ChatSession, keep_recent: int = 0) -> CommitResul
             overview_data=overview.as_dict(),
         )
         Message.objects.filter(id__in=[m.id for m in pending]).update(archive=archive)
-        locked.committed_at = timezone.now()
-        locked.save(update_fields=["committed_at", "updated_at"])
+        ChatSession.objects.filter(pk=locked.pk).update(committed_at=timezone.now(), updated_at=timezone.now())
         memories, diff = memory_extract_and_upsert(session=locked, archive=archive, messages=pending, engine=engine)
         archive_id, memory_ids = archive.id, [m.id for m in memories if m.embedding is None]
         transaction.on_commit(lambda: _enqueue_commit_embeddings(archive_id, memory_ids))
@@ -240,14 +262,16 @@ def memory_extract_and_upsert(
     *, session: ChatSession, archive: Archive, messages: Sequence[Message], engine: ai.TextEngine
 ) -> tuple[list[Memory], dict[str, list[dict[str, Any]]]]:
     """Extracts memories from ``messages`` and merges them into the owner's memories by key."""
-    current = list(
-        Memory.objects.filter(
+    known = {
+        _normalise(text)
+        for text in Memory.objects.filter(
             owner_id=session.owner_id, agent_id=session.agent_id, superseded_by__isnull=True
-        ).select_related("source_archive")
-    )
-    known = {_normalise(m.content) for m in current}
+        ).values_list("content", flat=True)
+    }
     known |= {_normalise(line) for line in session.rolling_summary.splitlines()}
-    for text in Archive.objects.filter(session=session).values_list("overview", flat=True):
+    # Earlier archives' overviews may be pasted back; the archive being made quotes these very turns.
+    earlier = Archive.objects.filter(session=session).exclude(pk=archive.pk).values_list("overview", flat=True)
+    for text in earlier:
         known |= {_normalise(line.lstrip("- ")) for line in text.splitlines()}
     known.discard("")
 
@@ -268,7 +292,6 @@ def memory_extract_and_upsert(
         agent_id=session.agent_id,
         archive=archive,
         candidates=[(c, [sources[i] for i in c.turns if i < len(sources)]) for c in candidates],
-        current=current,
     )
 
 
@@ -278,14 +301,21 @@ def memory_upsert(
     agent_id: str,
     archive: Archive | None,
     candidates: Sequence[tuple[ai.MemoryCandidate, Sequence[Message]]],
-    current: Sequence[Memory] | None = None,
 ) -> tuple[list[Memory], dict[str, list[dict[str, Any]]]]:
     """Creates or updates memories by (category, key): a changed text replaces the old one, which
-    is kept in ``history``; an identical text leaves the memory as it was."""
-    if current is None:
-        current = Memory.objects.filter(
-            owner_id=owner_id, agent_id=agent_id, superseded_by__isnull=True
-        ).select_related("source_archive")
+    is kept in ``history``; an identical text leaves the memory as it was. The memories concerned
+    are locked while they are compared and written, so two sessions committing at once never lose
+    each other's updates. Must run inside a transaction."""
+    keys = Q(pk__in=[])
+    for candidate, _ in candidates:
+        keys |= Q(category=candidate.category, key=candidate.key)
+    # No join to the archive here: a row re-read after waiting for its lock would come back with the
+    # newer archive id but without that archive, which this statement's snapshot does not see.
+    current = (
+        Memory.objects.select_for_update()
+        .filter(keys, owner_id=owner_id, agent_id=agent_id, superseded_by__isnull=True)
+        .order_by("pk")  # the same lock order in every transaction: no deadlocks
+    )
     by_key = {(m.category, m.key): m for m in current}
     diff = _empty_diff()
     touched: list[Memory] = []
@@ -307,7 +337,7 @@ def memory_upsert(
                 created = True
                 diff["created"].append(_memory_summary(memory))
             except IntegrityError:
-                memory = Memory.objects.get(
+                memory = Memory.objects.select_for_update().get(
                     owner_id=owner_id,
                     agent_id=agent_id,
                     category=candidate.category,
@@ -323,7 +353,9 @@ def memory_upsert(
                 {
                     "content": previous,
                     "replaced_at": now.isoformat(),
-                    "archive_uri": memory.source_archive.uri if memory.source_archive_id else None,
+                    "archive_uri": Archive.objects.filter(pk=memory.source_archive_id)
+                    .values_list("uri", flat=True)
+                    .first(),
                 },
             ]
             memory.content = candidate.content
@@ -488,10 +520,14 @@ def working_set_get(*, session_id: str) -> WorkingSet:
     if not settings.ENABLE_SESSION_MEMORY:
         return WorkingSet()
     key = _working_set_key(session_id)
-    data = cache.get(key)
-    if data is None:
+    try:
+        data = cache.get(key)
+        if data is None:
+            return WorkingSet()
+        cache.touch(key, _working_set_ttl())
+    except Exception:  # Redis down: the session works on without its working set, as after expiry
+        logger.warning("working set of session %s unavailable", session_id, exc_info=True)
         return WorkingSet()
-    cache.touch(key, _working_set_ttl())
     return WorkingSet(**data)
 
 
@@ -512,7 +548,10 @@ def working_set_update(
         active_documents=_most_recent_first(documents, current.active_documents, MAX_DOCUMENTS),
         active_sections=_most_recent_first(sections, current.active_sections, MAX_SECTIONS),
     )
-    cache.set(_working_set_key(session_id), updated.as_dict(), _working_set_ttl())
+    try:
+        cache.set(_working_set_key(session_id), updated.as_dict(), _working_set_ttl())
+    except Exception:  # Redis down: this turn's update is lost, nothing else
+        logger.warning("could not store the working set of session %s", session_id, exc_info=True)
     return updated
 
 
@@ -522,4 +561,7 @@ def _most_recent_first(new: Sequence[str], old: Sequence[str], limit: int) -> li
 
 
 def working_set_clear(*, session_id: str) -> None:
-    cache.delete(_working_set_key(session_id))
+    try:
+        cache.delete(_working_set_key(session_id))
+    except Exception:  # it expires by itself
+        logger.warning("could not clear the working set of session %s", session_id, exc_info=True)

@@ -154,6 +154,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_THROTTLE_RATES": {"auth": env_str("AUTH_THROTTLE_RATE", "20/min")},
     "UNAUTHENTICATED_USER": None,
 }
@@ -193,6 +198,8 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 16, minimum=1)
 
 # --- Sessions and memory -----------------------------------------------------------------------------
 MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 100_000, minimum=1)
+# The largest JSON request body accepted (1,000 messages of 10,000 characters fit comfortably).
+API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 20 * 1024 * 1024, minimum=1024)
 # Commit a session in a worker once this many turns are uncommitted (0: never automatically).
 AUTO_COMMIT_TURNS = env_int("AUTO_COMMIT_TURNS", 40, minimum=0)
 # The verbatim history handed to a model: at most HISTORY_MAX_TURNS turns within this many tokens.

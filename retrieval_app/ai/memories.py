@@ -35,6 +35,26 @@ def _clean(value: str) -> str:
     return value.strip().strip(" .,!?;:\"'").strip()
 
 
+def _third_person(value: str) -> str:
+    """ "my coffee black" -> "their coffee black": a memory speaks of the user, not as the user."""
+    replacements = {
+        "my": "their",
+        "me": "them",
+        "mine": "theirs",
+        "myself": "themselves",
+        "i": "they",
+        "i'm": "they're",
+        "i've": "they've",
+    }
+    return re.sub(
+        r"\b(?:my|me|mine|myself|i|i'm|i've)\b", lambda m: replacements[m.group(0).lower()], value, flags=re.IGNORECASE
+    )
+
+
+def _a_name(value: str) -> bool:
+    return bool(value) and not _NOT_A_NAME.match(value.split()[0] if " " in value else value)
+
+
 # Lower-case words match in any case ((?i:...)); names must start with a capital letter.
 _NAME = re.compile(r"\b(?i:my name is|call me|i am called|i'm called)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})")
 _PROFESSIONS = (
@@ -53,10 +73,17 @@ _EMPLOYER = re.compile(
     r"([A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})"
 )
 _LOCATION = re.compile(
-    r"\b(?i:i(?:'m| am| have| just)?\s*(?:live|living|based|located|moved|relocated)\s+(?:in|to))\s+"
-    r"([A-Z][\w'-]*(?:[\s,]+[A-Z][\w'-]*){0,3})"
+    r"\b(?i:i(?:'m| am)?\s*(?:live|living|based|located)\s+in)\s+((?:the\s+)?[A-Z][\w'-]*(?:[\s,]+[A-Z][\w'-]*){0,3})"
 )
-_ORIGIN = re.compile(r"\b(?i:i(?:'m| am) from)\s+([A-Z][\w'-]*(?:[\s,]+[A-Z][\w'-]*){0,3})")
+_ORIGIN = re.compile(r"\b(?i:i(?:'m| am) from)\s+((?:the\s+)?[A-Z][\w'-]*(?:[\s,]+[A-Z][\w'-]*){0,3})")
+# Words that are capitalised but are no name, place or employer ("I work at Night", "call me Tomorrow").
+_NOT_A_NAME = re.compile(
+    rf"^(?:{_DATE.pattern}|night|nights|home|weekends?|noon|midnight|christmas|easter|python|java|rust|go|"
+    r"javascript|english|french|german|spanish|sick|busy|tired|fine|ok|okay|happy|sad|late|early|ready|back)$",
+    re.IGNORECASE,
+)
+# "no longer", "not", "used to", "quit": a statement that something is not (or no longer) so.
+_NEGATED = re.compile(r"\b(?:no longer|not|never|n't|used to|quit|left|anymore|any more|formerly)\b", re.IGNORECASE)
 _LANGUAGE = re.compile(r"\b(?i:i speak)\s+([A-Z][a-z]+(?:(?:,\s*|\s+and\s+)[A-Z][a-z]+)*)")
 
 _PREFERENCE = re.compile(
@@ -102,8 +129,10 @@ _EVENT_NOUN = re.compile(
     re.IGNORECASE,
 )
 _PROBLEM = re.compile(
-    r"\b(error|exception|fails?|failing|failed|doesn't work|does not work|isn't working|not working|broken|"
-    r"crash(?:es|ed)?|bug|issue|problem|can't|cannot|won't|stuck|timeout|times out)\b",
+    r"\b(error|exception|traceback|fails?|failing|failed|doesn't work|does not work|isn't working|not working|"
+    r"broken|crash(?:es|ed|ing)?|bug|timeout|times out|timed out|stuck|hangs?|freezes?|"
+    r"(?:can't|cannot|can not|won't|unable to) (?:connect|log ?in|sign in|install|start|open|access|find|load|run|"
+    r"save|upload|download|build|compile|boot|deploy|import|export|print|send|sync|update))\b",
     re.IGNORECASE,
 )
 _SOLUTION = re.compile(
@@ -131,24 +160,27 @@ def extract(turns: Sequence[tuple[str, str]]) -> list[MemoryCandidate]:
         if role != "user":
             continue
         for sentence in split_sentences(content):
-            if match := _NAME.search(sentence):
+            negated = bool(_NEGATED.search(sentence))
+            if (match := _NAME.search(sentence)) and _a_name(_clean(match.group(1))):
                 add("profile", "name", f"Name: {_clean(match.group(1))}", index)
-            if match := _OCCUPATION.search(sentence):
+            if not negated and (match := _OCCUPATION.search(sentence)):
                 add("profile", "occupation", f"Occupation: {_clean(match.group(1) or match.group(2))}", index)
-            if match := _EMPLOYER.search(sentence):
+            if not negated and (match := _EMPLOYER.search(sentence)) and _a_name(_clean(match.group(1))):
                 add("profile", "employer", f"Works at {_clean(match.group(1))}", index)
-            if match := _LOCATION.search(sentence):
+            if not negated and (match := _LOCATION.search(sentence)) and _a_name(_clean(match.group(1))):
                 add("profile", "location", f"Lives in {_clean(match.group(1))}", index)
-            if match := _ORIGIN.search(sentence):
+            if (match := _ORIGIN.search(sentence)) and _a_name(_clean(match.group(1))):
                 add("profile", "origin", f"Is from {_clean(match.group(1))}", index)
-            if match := _LANGUAGE.search(sentence):
+            if not negated and (match := _LANGUAGE.search(sentence)):
                 add("profile", "languages", f"Speaks {_clean(match.group(1))}", index)
             for match in _PREFERENCE.finditer(sentence):
                 verb, obj = match.group(1).lower(), _clean(match.group(2))
                 if len(terms_of(obj)) == 0:
                     continue
-                subject = re.split(r"\b(?:over|to|than|instead of|rather than)\b", obj, maxsplit=1)[0]
-                add("preferences", slug(subject), f"{_VERB_THIRD.get(verb, verb.title())} {obj}", index)
+                # "to get answers in French" is about answers in French; "tea over coffee" is about tea.
+                subject = re.sub(r"^to\s+", "", obj, flags=re.IGNORECASE)
+                subject = re.split(r"\b(?:over|than|instead of|rather than)\b", subject, maxsplit=1)[0]
+                add("preferences", slug(subject), f"{_VERB_THIRD.get(verb, verb.title())} {_third_person(obj)}", index)
             if match := _ALWAYS_NEVER.search(sentence):
                 add(
                     "preferences",
@@ -158,10 +190,11 @@ def extract(turns: Sequence[tuple[str, str]]) -> list[MemoryCandidate]:
                 )
             for match in _MY_RELATION.finditer(sentence):
                 relation, name = match.group(1).lower(), _clean(match.group(2))
-                add("entities", slug(relation), f"{relation.title()}: {name}", index)
+                if _a_name(name):
+                    add("entities", slug(relation), f"{relation.title()}: {name}", index)
             for match in _RELATION_IS_MY.finditer(sentence):
                 name, relation = _clean(match.group(1)), match.group(2).lower()
-                if name.lower() not in STOPWORDS:
+                if name.lower() not in STOPWORDS and _a_name(name):
                     add("entities", slug(relation), f"{relation.title()}: {name}", index)
             if match := _WE_USE.search(sentence):
                 tool = _clean(match.group(1))
@@ -169,7 +202,8 @@ def extract(turns: Sequence[tuple[str, str]]) -> list[MemoryCandidate]:
             if (event := _EVENT_NOUN.search(sentence)) and (date := _DATE.search(sentence)):
                 add("events", f"{slug(event.group(1))}_{slug(date.group(0))}", sentence, index)
             if match := _HABIT.search(sentence):
-                add("patterns", slug(match.group(2)), f"{match.group(1).capitalize()} {_clean(match.group(2))}", index)
+                habit = _clean(match.group(2))
+                add("patterns", slug(habit), f"{match.group(1).capitalize()} {_third_person(habit)}", index)
 
     # A case: a problem the user reported, and the assistant's next answer that proposes a fix.
     for index, (role, content) in enumerate(turns):

@@ -24,8 +24,13 @@ class JSONObjectField(serializers.JSONField):
         value = super().to_internal_value(data)
         if not isinstance(value, dict):
             raise serializers.ValidationError("must be a JSON object.")
-        if "\\u0000" in json.dumps(value):
+        text = json.dumps(value, ensure_ascii=False)
+        if "\\u0000" in text or "\x00" in text:
             raise serializers.ValidationError("must not contain NUL characters.")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone UTF-16 surrogate, which PostgreSQL cannot store
+            raise serializers.ValidationError("must be valid Unicode text.") from exc
         return value
 
 
@@ -147,3 +152,21 @@ class MemorySerializer(serializers.Serializer):
     source_archive_uri = serializers.CharField(source="source_archive.uri", allow_null=True, default=None)
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
+
+
+class WorkingSetUpdateSerializer(serializers.Serializer):
+    resolved_terms = serializers.DictField(
+        child=serializers.CharField(max_length=2000, validators=[reject_nul]), required=False, default=dict
+    )
+    active_documents = serializers.ListField(
+        child=serializers.CharField(max_length=512, validators=[reject_nul]),
+        required=False,
+        default=list,
+        max_length=50,
+    )
+    active_sections = serializers.ListField(
+        child=serializers.CharField(max_length=512, validators=[reject_nul]),
+        required=False,
+        default=list,
+        max_length=100,
+    )

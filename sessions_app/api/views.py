@@ -169,6 +169,22 @@ class SessionWorkingSetView(APIView):
         session = selectors.session_get(owner=request.user, session_id=session_id)
         return Response(services.working_set_get(session_id=str(session.id)).as_dict())
 
+    @extend_schema(
+        request=s.WorkingSetUpdateSerializer,
+        responses=s.WorkingSetUpdateSerializer,
+        summary="Merge terms, documents and sections into the working set",
+    )
+    def post(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(owner=request.user, session_id=session_id)
+        update = _valid(s.WorkingSetUpdateSerializer, request.data)
+        state = services.working_set_update(
+            session_id=str(session.id),
+            resolved_terms=update["resolved_terms"],
+            documents=update["active_documents"],
+            sections=update["active_sections"],
+        )
+        return Response(state.as_dict())
+
 
 class RecallView(APIView):
     @extend_schema(

@@ -176,3 +176,50 @@ def test_the_extractive_engine_records_its_calls_too():
     ExtractiveEngine().overview(CONVERSATION, owner_id=None)
     call = ModelCall.objects.get(purpose="archive_overview")
     assert call.backend == "extractive" and call.kind == "generation" and call.ok
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I can't wait for the trip!",
+        "I work at Night.",
+        "I moved to Python last year.",
+        "My dog is Sick.",
+        "I work for Google no longer, I quit.",
+        "I don't live in Paris anymore.",
+    ],
+)
+def test_ordinary_sentences_do_not_become_false_memories(said):
+    found = memories.extract([("user", said), ("assistant", "You should try again later.")])
+    assert [c for c in found if c.category in ("profile", "entities", "cases")] == []
+
+
+def test_preferences_are_keyed_by_their_subject_and_worded_about_the_user():
+    found = memories.extract([("user", "I prefer to get answers in French. I like my coffee black. I like to hike.")])
+    assert [(c.key, c.content) for c in found] == [
+        ("answer_french", "Prefers to get answers in French"),
+        ("coffee_black", "Likes their coffee black"),
+        ("hike", "Likes to hike"),
+    ]
+
+
+@pytest.mark.django_db
+def test_a_vector_is_never_stored_for_text_that_changed_meanwhile():
+    from retrieval_app.services import embed_rows
+    from sessions_app.models import Memory
+    from tests.factories import MemoryFactory
+
+    memory = MemoryFactory(content="Lives in Lyon")
+
+    def text_while_someone_edits(row):
+        Memory.objects.filter(pk=row.pk).update(content="Lives in Grenoble")  # a commit lands meanwhile
+        return row.content
+
+    done = embed_rows(
+        queryset=Memory.objects.filter(pk=memory.pk),
+        text_of=text_while_someone_edits,
+        text_fields=("content",),
+        purpose="test",
+    )
+    memory.refresh_from_db()
+    assert done == 0 and memory.embedding is None

@@ -260,3 +260,22 @@ def test_a_body_that_is_not_an_object_is_refused(auth_client):
 def test_a_page_past_the_end_is_a_404_in_the_error_shape(auth_client):
     response = auth_client.get("/api/sessions", {"page": 99})
     assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+
+
+def test_unicode_postgresql_cannot_store_is_a_400_not_a_500(auth_client):
+    session = _create(auth_client)
+    body = '{"messages": [{"role": "user", "content": "hi", "metadata": {"a": "\\ud800"}}]}'
+    response = auth_client.post(
+        f"/api/sessions/{session['session_id']}/messages", body, content_type="application/json"
+    )
+    assert response.status_code == 400 and "metadata" in response.json()["error"]["message"]
+    assert not Message.objects.exists()
+
+
+def test_a_request_body_over_the_limit_is_refused_before_it_is_read(auth_client, settings):
+    session = _create(auth_client)
+    settings.API_MAX_BODY_BYTES = 2048
+    batch = [{"role": "user", "content": "x" * 500} for _ in range(10)]
+    response = auth_client.post(f"/api/sessions/{session['session_id']}/messages", {"messages": batch}, format="json")
+    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
+    assert not Message.objects.exists()

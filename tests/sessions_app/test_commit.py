@@ -245,3 +245,69 @@ def test_auto_commit_runs_in_a_worker_once_enough_turns_are_pending(
         _post(auth_client, session, [("user", "One more thing."), ("assistant", "Sure, go ahead.")])
     archive = Archive.objects.get()
     assert (archive.first_seq, archive.last_seq) == (1, 4), "the last HISTORY_MAX_TURNS turns stay live"
+
+
+def test_sentences_the_new_overview_quotes_still_yield_memories(auth_client, user):
+    session = ChatSessionFactory(owner=user)
+    _post(auth_client, session, [("user", "My deadline is Friday, I still need to finish the report.")])
+    diff = auth_client.post(f"/api/sessions/{session.id}/commit", {}, format="json").json()["memory_diff"]
+    assert [(m["category"], m["key"]) for m in diff["created"]] == [("events", "deadline_friday")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_sessions_updating_one_memory_at_once_keep_both_texts(settings):
+    settings.AUTO_COMMIT_TURNS = 0
+    owner = UserFactory()
+    Memory.objects.create(owner=owner, category="profile", key="location", content="Lives in Lyon")
+    sessions = [ChatSessionFactory(owner=owner) for _ in range(2)]
+    _say(sessions[0], [("user", "I live in Grenoble now.")])
+    _say(sessions[1], [("user", "I live in Nantes now.")])
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def commit(session):
+        barrier.wait()
+        try:
+            services.session_commit(session=session)
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            close_old_connections()
+
+    threads = [threading.Thread(target=commit, args=(s,)) for s in sessions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    memory = Memory.objects.get(key="location")
+    texts = [entry["content"] for entry in memory.history] + [memory.content]
+    assert texts[0] == "Lives in Lyon" and sorted(texts[1:]) == ["Lives in Grenoble", "Lives in Nantes"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_slow_commit_does_not_hold_up_new_messages(monkeypatch, settings):
+    import time
+
+    from retrieval_app.ai.engines import ExtractiveEngine
+
+    settings.AUTO_COMMIT_TURNS = 0
+    session = ChatSessionFactory(owner=UserFactory())
+    _say(session, FIRST_SESSION)
+    original = ExtractiveEngine.overview
+
+    def slow_overview(self, turns, **kwargs):
+        time.sleep(2)  # a hosted model taking its time
+        return original(self, turns, **kwargs)
+
+    monkeypatch.setattr(ExtractiveEngine, "overview", slow_overview)
+    committing = threading.Thread(target=lambda: (services.session_commit(session=session), close_old_connections()))
+    committing.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    _say(ChatSession.objects.get(pk=session.pk), [("user", "A new question while the commit runs.")])
+    waited = time.monotonic() - started
+    committing.join()
+    assert waited < 1.0, f"the append waited {waited:.1f}s for the commit"
+    archive = Archive.objects.get()
+    assert archive.last_seq == 4 and Message.objects.get(seq=5).archive is None

@@ -98,3 +98,27 @@ def test_the_api_shows_the_working_set(auth_client, user):
     body = auth_client.get(f"/api/sessions/{session.id}/working-set").json()
     assert body["active_documents"] == ["doc-a"]
     services.working_set_clear(session_id=str(session.id))
+
+
+def test_a_redis_outage_degrades_to_an_empty_working_set(session_id, settings):
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+    }
+    state = services.working_set_update(session_id=session_id, documents=["doc-a"])
+    assert state.active_documents == ["doc-a"]  # this turn still sees what it just did
+    assert services.working_set_get(session_id=session_id).active_documents == []
+    services.working_set_clear(session_id=session_id)
+
+
+@pytest.mark.django_db
+def test_integrations_can_merge_into_the_working_set(auth_client, user):
+    from tests.factories import ChatSessionFactory
+
+    session = ChatSessionFactory(owner=user)
+    url = f"/api/sessions/{session.id}/working-set"
+    body = auth_client.post(
+        url, {"resolved_terms": {"it": "the PSA"}, "active_documents": ["doc-1"]}, format="json"
+    ).json()
+    assert body["resolved_terms"] == {"it": "the PSA"} and body["active_documents"] == ["doc-1"]
+    assert auth_client.post(url, {"active_documents": "not a list"}, format="json").status_code == 400
+    services.working_set_clear(session_id=str(session.id))

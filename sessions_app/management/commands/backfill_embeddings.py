@@ -22,12 +22,13 @@ class Command(BaseCommand):
             self.stdout.write(f"Queued as task {result.id}.")
             return
         model = ai.active_embedding_model()
-        for name, rows, text_of in embeddable():
+        for name, rows, text_of, fields in embeddable():
             total = count_unembedded(queryset=rows, restale=restale)
             with tqdm(total=total, desc=f"{name} ({model})", unit="row", disable=total == 0) as bar:
                 done = embed_rows(
                     queryset=rows,
                     text_of=text_of,
+                    text_fields=fields,
                     purpose="backfill",
                     batch_size=batch_size,
                     restale=restale,
