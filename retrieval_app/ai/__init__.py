@@ -76,7 +76,8 @@ def embed_texts(texts: Sequence[str], *, purpose: str, owner_id: int | None = No
                 f"{batch.model} makes {len(batch.vectors[0])}-dimensional vectors but EMBEDDING_DIMENSIONS is "
                 f"{settings.EMBEDDING_DIMENSIONS}."
             )
-    except EmbeddingError as exc:
+    except Exception as exc:  # a provider error or a broken model file: no vectors, never a crash upstream
+        error = exc if isinstance(exc, EmbeddingError) else EmbeddingError(repr(exc))
         record_call(
             kind="embedding",
             purpose=purpose,
@@ -85,21 +86,11 @@ def embed_texts(texts: Sequence[str], *, purpose: str, owner_id: int | None = No
             started=started,
             owner_id=owner_id,
             input_count=len(texts),
-            error=str(exc),
+            error=str(error),
         )
-        raise
-    except Exception as exc:  # a broken model file or runtime is still "no vectors", never a crash upstream
-        record_call(
-            kind="embedding",
-            purpose=purpose,
-            backend=backend_kind,
-            model=backend.name,
-            started=started,
-            owner_id=owner_id,
-            input_count=len(texts),
-            error=repr(exc),
-        )
-        raise EmbeddingError(repr(exc)) from exc
+        if error is exc:
+            raise
+        raise error from exc
     record_call(
         kind="embedding",
         purpose=purpose,
