@@ -1,0 +1,334 @@
+"""From uploaded bytes to a document's text, organised by its own headings.
+
+A file's real type is told from its bytes, not its name: a name that claims another type than the
+content has is refused. Each format is read by a well-kept library: markdown-it-py for Markdown,
+Beautiful Soup for HTML, pypdf for PDF and python-docx for DOCX. The result is a flat list of blocks
+(a heading and the text under it, up to the next heading), which ``documents_app.tree`` nests.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+# Limits on what a DOCX (a zip) may unpack to, so a small upload cannot expand into gigabytes.
+MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
+MAX_COMPRESSION_RATIO = 150
+PDF_PAGES_PER_GROUP = 10
+
+
+class ParseError(ValueError):
+    """The file cannot be read as the document it claims to be; the message says why, for a person."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """A heading (level 1-6; 0 for text before any heading) and the text under it."""
+
+    level: int
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Parsed:
+    media_type: str
+    title: str
+    blocks: list[Block]
+
+    @property
+    def text_length(self) -> int:
+        return sum(len(block.text) for block in self.blocks)
+
+
+FORMATS = {
+    "text/plain": ("plain text", {".txt", ".text", ".log", ".csv", ""}),
+    "text/markdown": ("Markdown", {".md", ".markdown", ".mdown", ".mkd"}),
+    "text/html": ("HTML", {".html", ".htm", ".xhtml"}),
+    "application/pdf": ("PDF", {".pdf"}),
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ("DOCX", {".docx"}),
+}
+_TEXT_EXTENSIONS = {".txt", ".text", ".log", ".csv", ".md", ".markdown", ".mdown", ".mkd", ".html", ".htm", ".xhtml"}
+
+
+def _decode(data: bytes) -> str | None:
+    if b"\x00" in data[:8192]:
+        return None
+    for encoding in ("utf-8-sig", "utf-16"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def sniff(data: bytes) -> str:
+    """The media type the bytes really are, or ParseError for a format this product does not read."""
+    if data.startswith(b"%PDF-"):
+        return "application/pdf"
+    if data.startswith(b"PK\x03\x04"):
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                if "word/document.xml" in archive.namelist():
+                    return "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        except zipfile.BadZipFile as exc:
+            raise ParseError("The file looks like a zip archive but is damaged.") from exc
+        raise ParseError(
+            "The file is a zip archive, not a document this product reads (PDF, DOCX, HTML, Markdown, text)."
+        )
+    text = _decode(data)
+    if text is None:
+        raise ParseError(
+            "The file is binary data of a type this product does not read (PDF, DOCX, HTML, Markdown, text)."
+        )
+    head = text[:2048].lstrip().lower()
+    if head.startswith(("<!doctype html", "<html")) or re.search(r"<(?:html|body|head)[\s>]", head):
+        return "text/html"
+    return "text/plain"  # Markdown is plain text; the name decides whether its headings are read
+
+
+def detect(data: bytes, filename: str) -> str:
+    """The media type to parse ``data`` as, checking that ``filename`` does not claim another one."""
+    if not data:
+        raise ParseError("The file is empty.")
+    extension = PurePosixPath(filename.lower()).suffix
+    actual = sniff(data)
+    if actual == "text/plain":
+        if extension in FORMATS["text/markdown"][1]:
+            return "text/markdown"
+        if extension in FORMATS["text/html"][1]:
+            return "text/html"  # HTML without <html>: a fragment, still HTML
+    claimed = next((media for media, (_, extensions) in FORMATS.items() if extension in extensions), None)
+    if claimed is None and extension not in _TEXT_EXTENSIONS:
+        names = ", ".join(sorted({name for name, _ in FORMATS.values()}))
+        raise ParseError(f"Files named *{extension} are not supported; upload one of: {names}.")
+    if claimed is not None and claimed != actual and not (claimed.startswith("text/") and actual.startswith("text/")):
+        raise ParseError(
+            f"The file is named {filename!r}, which says {FORMATS[claimed][0]}, but its content is "
+            f"{FORMATS[actual][0]}."
+        )
+    return actual
+
+
+def parse(data: bytes, filename: str) -> Parsed:
+    """Reads ``data`` as the document it is. Raises ParseError with a reason a person can act on."""
+    media_type = detect(data, filename)
+    stem = PurePosixPath(filename).stem or "Untitled"
+    reader = {
+        "text/plain": _plain,
+        "text/markdown": _markdown,
+        "text/html": _html,
+        "application/pdf": _pdf,
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document": _docx,
+    }[media_type]
+    title, blocks = reader(data)
+    blocks = [Block(b.level, _squash(b.title), _tidy(b.text)) for b in blocks]
+    blocks = [b for b in blocks if b.text or b.title]
+    if not any(b.text for b in blocks):
+        raise ParseError(
+            "The file has no text to index"
+            + (" (a scanned PDF without a text layer?)." if media_type == "application/pdf" else ".")
+        )
+    return Parsed(media_type=media_type, title=_squash(title) or stem, blocks=blocks)
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text or "").strip()
+
+
+def _tidy(text: str) -> str:
+    """Keeps paragraphs apart, drops runs of blank lines and trailing spaces."""
+    lines = [line.rstrip() for line in (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _plain(data: bytes) -> tuple[str, list[Block]]:
+    text = _decode(data) or ""
+    return "", [Block(0, "", text)]
+
+
+def _markdown(data: bytes) -> tuple[str, list[Block]]:
+    from markdown_it import MarkdownIt
+
+    text = _decode(data) or ""
+    lines = text.splitlines()
+    tokens = MarkdownIt("commonmark").parse(text)
+    headings = []  # (first line, last line, level, title) of each heading
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and token.map:
+            headings.append((token.map[0], token.map[1], int(token.tag[1]), tokens[index + 1].content))
+    blocks = [Block(0, "", "\n".join(lines[: headings[0][0]] if headings else lines))]
+    for number, (_start, end, level, title) in enumerate(headings):
+        stop = headings[number + 1][0] if number + 1 < len(headings) else len(lines)
+        blocks.append(Block(level, title, "\n".join(lines[end:stop])))
+    title = next((b.title for b in blocks if b.level == 1), "")
+    return title, blocks
+
+
+_HTML_BLOCKS = {
+    "p",
+    "div",
+    "li",
+    "pre",
+    "blockquote",
+    "tr",
+    "br",
+    "section",
+    "article",
+    "table",
+    "dd",
+    "dt",
+    "figcaption",
+    "caption",
+    "ul",
+    "ol",
+    "header",
+    "footer",
+    "main",
+    "aside",
+}
+
+
+def _html(data: bytes) -> tuple[str, list[Block]]:
+    from bs4 import BeautifulSoup, NavigableString, Tag
+
+    soup = BeautifulSoup(data, "html.parser")
+    for hidden in soup(["script", "style", "noscript", "template", "iframe", "object", "svg", "head"]):
+        hidden.decompose()
+    title_tag = BeautifulSoup(data, "html.parser").find("title")
+    blocks: list[Block] = []
+    level, heading, parts = 0, "", []
+
+    def flush() -> None:
+        blocks.append(Block(level, heading, "".join(parts)))
+
+    def walk(node) -> None:
+        nonlocal level, heading, parts
+        for child in node.children:
+            if isinstance(child, NavigableString):
+                if child.__class__.__name__ in ("Comment", "Doctype", "CData", "ProcessingInstruction"):
+                    continue
+                parts.append(str(child))
+            elif isinstance(child, Tag):
+                if re.fullmatch(r"h[1-6]", child.name or ""):
+                    flush()
+                    level, heading, parts = int(child.name[1]), child.get_text(" ", strip=True), []
+                    continue
+                if child.name in _HTML_BLOCKS:
+                    parts.append("\n")
+                walk(child)
+                if child.name in _HTML_BLOCKS:
+                    parts.append("\n")
+
+    walk(soup)
+    flush()
+    title = title_tag.get_text(" ", strip=True) if title_tag else next((b.title for b in blocks if b.level == 1), "")
+    return title, blocks
+
+
+def _pdf(data: bytes) -> tuple[str, list[Block]]:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            try:
+                reader.decrypt("")
+            except Exception as exc:  # any failure here means a password is needed
+                raise ParseError("The PDF is encrypted with a password.") from exc
+        pages = [page.extract_text() or "" for page in reader.pages]
+        title = str((reader.metadata or {}).get("/Title") or "")
+        outline = _pdf_outline(reader)
+    except ParseError:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise ParseError(f"The PDF is damaged and cannot be read ({exc}).") from exc
+    if not pages:
+        raise ParseError("The PDF has no pages.")
+    if outline:
+        # The PDF's own table of contents: each entry's pages, until the next entry.
+        blocks = [Block(0, "", "\n".join(pages[: outline[0][2]]))] if outline[0][2] > 0 else []
+        for number, (entry_level, entry_title, first) in enumerate(outline):
+            last = outline[number + 1][2] if number + 1 < len(outline) else len(pages)
+            blocks.append(
+                Block(entry_level, entry_title, "\n".join(pages[first : max(last, first + 1)] if last > first else []))
+            )
+        return title, blocks
+    return title, [
+        Block(
+            1,
+            f"Pages {start + 1}-{min(start + PDF_PAGES_PER_GROUP, len(pages))}",
+            "\n".join(pages[start : start + PDF_PAGES_PER_GROUP]),
+        )
+        for start in range(0, len(pages), PDF_PAGES_PER_GROUP)
+    ]
+
+
+def _pdf_outline(reader) -> list[tuple[int, str, int]]:
+    """(level, title, first page index) of each outline entry, in page order; [] if there is none."""
+    entries: list[tuple[int, str, int]] = []
+
+    def walk(items, depth: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+                continue
+            try:
+                page = reader.get_destination_page_number(item)
+            except Exception:  # noqa: S112 (a broken destination: skip that entry, keep the rest)
+                continue
+            if page is not None and page >= 0:
+                entries.append((min(depth, 6), str(item.title), page))
+
+    try:
+        walk(reader.outline, 1)
+    except Exception:  # a damaged outline: fall back to page groups
+        return []
+    return sorted(entries, key=lambda entry: entry[2])
+
+
+def _docx(data: bytes) -> tuple[str, list[Block]]:
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        infos = archive.infolist()
+        unzipped = sum(info.file_size for info in infos)
+        packed = max(sum(info.compress_size for info in infos), 1)
+        if unzipped > MAX_UNZIPPED_BYTES or unzipped / packed > MAX_COMPRESSION_RATIO:
+            raise ParseError(
+                f"The DOCX would unpack to {unzipped // (1024 * 1024)} MB ({unzipped / packed:.0f} times its size): "
+                "refused as a possible zip bomb."
+            )
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+        raise ParseError(f"The DOCX is damaged and cannot be read ({exc}).") from exc
+    blocks: list[Block] = []
+    level, heading, parts = 0, "", []
+    title = str(document.core_properties.title or "")
+    body = document.element.body
+    for child in body.iterchildren():
+        tag = child.tag.rsplit("}", 1)[-1]
+        if tag == "p":
+            paragraph = docx.text.paragraph.Paragraph(child, document)
+            style = (paragraph.style.name if paragraph.style is not None else "") or ""
+            match = re.match(r"(?i)heading\s*(\d)", style)
+            if match or style.lower() == "title":
+                blocks.append(Block(level, heading, "\n".join(parts)))
+                heading_level = int(match.group(1)) if match else 1
+                level, heading, parts = min(heading_level, 6), paragraph.text, []
+                if style.lower() == "title" and not title:
+                    title = paragraph.text
+            else:
+                parts.append(paragraph.text)
+        elif tag == "tbl":
+            table = docx.table.Table(child, document)
+            for row in table.rows:
+                parts.append(" | ".join(cell.text.strip() for cell in row.cells))
+    blocks.append(Block(level, heading, "\n".join(parts)))
+    return title, blocks
