@@ -1,1 +1,229 @@
-"""Writes of documents: upload, indexing into the node tree, reindex and delete."""
+"""Writes of documents: upload, indexing into the node tree (with tiers and embeddings), reindex and
+delete. Indexing builds the whole new tree first and swaps it in within one transaction, so a
+document is never seen half-indexed, and never marked ready without its nodes."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, transaction
+from django.db.models import F, Func, Value
+from django.utils import timezone
+
+from documents_app import parsing, tree
+from documents_app.exceptions import DocumentTooLarge, UnsupportedDocument
+from documents_app.models import Document, DocumentNode, document_uri
+from retrieval_app import ai
+from retrieval_app.ai.engines import abstract_of
+from retrieval_app.models import SearchTrace
+
+logger = logging.getLogger(__name__)
+
+CHUNK_OVERVIEW_WORDS, SECTION_OVERVIEW_WORDS, DOCUMENT_OVERVIEW_WORDS = 60, 100, 120
+
+
+def document_upload(*, owner, filename: str, data: bytes, title: str = "") -> tuple[Document, bool]:
+    """Stores an upload and queues its indexing; returns the document and whether it is new.
+
+    Refused at once: a file over DOCUMENT_MAX_BYTES, an empty one, a type this product does not read,
+    or a name claiming another type than the content has. The same bytes uploaded again by the same
+    user return the document already made from them.
+    """
+    if len(data) > settings.DOCUMENT_MAX_BYTES:
+        raise DocumentTooLarge(
+            f"The file is {len(data)} bytes; the limit is {settings.DOCUMENT_MAX_BYTES}.",
+            details={"limit_bytes": settings.DOCUMENT_MAX_BYTES},
+        )
+    filename = PurePosixPath(filename or "upload").name[:255] or "upload"
+    try:
+        media_type = parsing.detect(data, filename)
+    except parsing.ParseError as exc:
+        raise UnsupportedDocument(str(exc)) from exc
+    digest = hashlib.sha256(data).hexdigest()
+    existing = Document.objects.filter(owner=owner, content_hash=digest).first()
+    if existing is not None:
+        return existing, False
+    document = Document(
+        owner=owner,
+        title=title.strip()[:512],
+        filename=filename,
+        media_type=media_type,
+        size_bytes=len(data),
+        content_hash=digest,
+    )
+    document.uri = document_uri(owner.id, document.id)
+    try:
+        with transaction.atomic():
+            document.file.save(f"{digest}{PurePosixPath(filename).suffix.lower()}", ContentFile(data), save=False)
+            document.save()
+            transaction.on_commit(lambda: _enqueue_index(str(document.id)))
+    except IntegrityError:  # the same bytes, uploaded twice at once
+        document.file.delete(save=False)
+        return Document.objects.get(owner=owner, content_hash=digest), False
+    return document, True
+
+
+def _enqueue_index(document_id: str) -> None:
+    from documents_app.tasks import index_document
+
+    try:
+        index_document.delay(document_id)
+    except Exception:  # the document stays pending; `manage.py reindex --pending` picks it up
+        logger.exception("could not enqueue indexing of document %s", document_id)
+
+
+def document_reindex(*, document: Document) -> Document:
+    Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING, error="")
+    document.refresh_from_db()
+    doc_id = str(document.id)
+    transaction.on_commit(lambda: _enqueue_index(doc_id))
+    return document
+
+
+@transaction.atomic
+def document_delete(*, document: Document) -> None:
+    """Deletes the document, every node and vector of it, its file, and its mentions in search traces."""
+    SearchTrace.objects.filter(document_ids__contains=[document.id]).update(
+        document_ids=Func(F("document_ids"), Value(document.id), function="array_remove")
+    )
+    stored = document.file.name
+    storage = document.file.storage
+    document.delete()
+    if stored:
+        transaction.on_commit(lambda: storage.delete(stored))
+
+
+# --- Indexing -----------------------------------------------------------------------------------------
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _embedding_text(node: tree.Draft, overview: str) -> str:
+    body = node.text if node.kind == "chunk" else overview
+    return f"{node.title}\n{body}" if node.title else body
+
+
+def document_index(*, document_id, engine: ai.TextEngine | None = None) -> Document | None:
+    """Parses, tiers, embeds and stores a document's tree, replacing the previous one in one step.
+
+    Idempotent: running it again (a retry after a worker died) builds the same tree. A file that
+    cannot be read marks the document failed with the reason; an embedding failure raises
+    ``ai.EmbeddingError`` for the task to retry, leaving the document as it was.
+    """
+    document = Document.objects.filter(pk=document_id).first()
+    if document is None:
+        return None  # deleted meanwhile
+    Document.objects.filter(pk=document.pk).update(status=Document.Status.INDEXING, error="")
+    started = time.perf_counter()
+    try:
+        with document.file.open("rb") as handle:
+            data = handle.read()
+        parsed = parsing.parse(data, document.filename)
+    except (parsing.ParseError, OSError) as exc:
+        Document.objects.filter(pk=document.pk).update(status=Document.Status.FAILED, error=str(exc))
+        document.refresh_from_db()
+        return document
+    root = tree.build_tree(
+        uri=document.uri,
+        title=document.title or parsed.title,
+        blocks=parsed.blocks,
+        chunk_tokens=settings.CHUNK_TOKENS,
+        overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
+        min_section_tokens=settings.MIN_SECTION_TOKENS,
+    )
+    engine = engine or ai.text_engine()
+    overviews = _tiers(root, engine=engine, owner_id=document.owner_id)
+    if getattr(engine, "name", "") == "extractive":  # an LLM engine records each of its calls itself
+        ai.record_call(
+            kind="generation",
+            purpose="document_tiers",
+            backend="extractive",
+            model="extractive",
+            started=started,
+            owner_id=document.owner_id,
+            input_count=len(overviews),
+            input_tokens=parsed.text_length // ai.tokens.CHARS_PER_TOKEN,
+        )
+    nodes = list(tree.walk(root))
+    vectors, model = _embeddings(document, nodes, overviews)
+    rows = [
+        DocumentNode(
+            document=document,
+            owner_id=document.owner_id,
+            uri=node.uri,
+            parent_uri=node.parent_uri,
+            kind=node.kind,
+            level=node.depth,
+            position=node.position,
+            title=node.title[:512],
+            abstract=abstract_of(overviews[node.uri]),
+            overview=overviews[node.uri],
+            content=node.text,
+            content_hash=_hash(_embedding_text(node, overviews[node.uri])),
+            token_count=ai.estimate_tokens(node.text),
+            embedding=vectors[index],
+            embedding_model=model,
+        )
+        for index, node in enumerate(nodes)
+    ]
+    with transaction.atomic():
+        if not Document.objects.select_for_update().filter(pk=document.pk).exists():
+            return None  # deleted while indexing: nothing to store
+        DocumentNode.objects.filter(document=document).delete()
+        DocumentNode.objects.bulk_create(rows, batch_size=500)
+        Document.objects.filter(pk=document.pk).update(
+            status=Document.Status.READY,
+            error="",
+            node_count=len(rows),
+            indexed_at=timezone.now(),
+            title=document.title or parsed.title[:512],
+        )
+    document.refresh_from_db()
+    return document
+
+
+def _tiers(root: tree.Draft, *, engine: ai.TextEngine, owner_id: int) -> dict[str, str]:
+    """L1 overviews for every node: a chunk's from its text, a directory's from its children's."""
+    overviews: dict[str, str] = {}
+
+    def visit(node: tree.Draft) -> str:
+        if node.kind == "chunk":
+            overview = engine.describe([node.text], max_words=CHUNK_OVERVIEW_WORDS, owner_id=owner_id)
+        else:
+            parts = [visit(child) for child in node.children]
+            words = DOCUMENT_OVERVIEW_WORDS if node.kind == "document" else SECTION_OVERVIEW_WORDS
+            overview = engine.describe(parts, max_words=words, owner_id=owner_id) if parts else node.title
+        overviews[node.uri] = overview
+        return overview
+
+    visit(root)
+    return overviews
+
+
+def _embeddings(document: Document, nodes: Sequence[tree.Draft], overviews: dict[str, str]):
+    """Vectors for every node, in batches; a node whose text is unchanged keeps its vector."""
+    model = ai.active_embedding_model()
+    previous = dict(
+        DocumentNode.objects.filter(document=document, embedding_model=model, embedding__isnull=False).values_list(
+            "content_hash", "embedding"
+        )
+    )
+    texts = [_embedding_text(node, overviews[node.uri]) for node in nodes]
+    vectors = [previous.get(_hash(text)) for text in texts]
+    missing = [index for index, vector in enumerate(vectors) if vector is None]
+    for start in range(0, len(missing), 64):
+        batch = missing[start : start + 64]
+        made, model = ai.embed_texts(
+            [texts[i] for i in batch], purpose="document_embedding", owner_id=document.owner_id
+        )
+        for index, vector in zip(batch, made, strict=True):
+            vectors[index] = vector
+    return [list(v) if v is not None else None for v in vectors], model

@@ -212,6 +212,12 @@ RECALL_SIMILARITY_THRESHOLD = env_str("RECALL_SIMILARITY_THRESHOLD")
 # larger ones use the HNSW index with iterative scanning.
 VECTOR_EXACT_SCAN_MAX_ROWS = env_int("VECTOR_EXACT_SCAN_MAX_ROWS", 2000, minimum=0)
 
+# --- Documents -----------------------------------------------------------------------------------------
+DOCUMENT_MAX_BYTES = env_int("DOCUMENT_MAX_BYTES", 50 * 1024 * 1024, minimum=1)
+CHUNK_TOKENS = env_int("CHUNK_TOKENS", 300, minimum=32)
+CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 40, minimum=0)
+MIN_SECTION_TOKENS = env_int("MIN_SECTION_TOKENS", 40, minimum=0)
+
 # --- Feature flags (seed 001), with the seed's defaults --------------------------------------------
 ENABLE_QUERY_REWRITING = env_bool("ENABLE_QUERY_REWRITING", True)
 ENABLE_SESSION_MEMORY = env_bool("ENABLE_SESSION_MEMORY", True)

@@ -1,5 +1,7 @@
 """The test suite: the same PostgreSQL and Redis as development, faster password hashing."""
 
+import tempfile
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from config.env import env_str
@@ -18,3 +20,6 @@ CELERY_BROKER_URL = CELERY_RESULT_BACKEND = REDIS_URL
 # Tasks run inline in unit tests; tests that need the real worker start one (see tests/config/test_stack.py).
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
+
+# Uploaded files of tests go to a throwaway folder, not var/media.
+MEDIA_ROOT = Path(tempfile.mkdtemp(prefix="recollect-test-media-"))

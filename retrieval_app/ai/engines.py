@@ -75,6 +75,15 @@ class TextEngine(Protocol):
 
     def extract_memories(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> list[MemoryCandidate]: ...
 
+    def describe(self, texts: Sequence[str], *, max_words: int, owner_id: int | None = None) -> str: ...
+
+
+def abstract_of(overview: str, *, max_words: int = 25) -> str:
+    """An L0 line from an L1 overview, without another model call: its first sentence, shortened."""
+    first = next(iter(extractive.split_sentences(overview)), "")
+    words = first.split()
+    return " ".join(words[:max_words]) + (" ..." if len(words) > max_words else "")
+
 
 def _pairs(turns: Sequence[Turn]) -> list[tuple[str, str]]:
     return [(t.role, t.content) for t in turns]
@@ -110,6 +119,10 @@ class ExtractiveEngine:
         summary = extractive.summarize(_pairs(turns), previous=previous, max_words=max_words)
         self._record("rolling_summary", started, owner_id, previous + "".join(t.content for t in turns), summary)
         return summary
+
+    def describe(self, texts: Sequence[str], *, max_words: int, owner_id: int | None = None) -> str:
+        """An overview of a passage (or of a section's parts): its most telling sentences, in order."""
+        return extractive.summarize([("summary", text) for text in texts], max_words=max_words)
 
     def extract_memories(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> list[MemoryCandidate]:
         started = time.perf_counter()
@@ -297,6 +310,21 @@ class LiteLLMEngine:
             return memory_patterns.merge(found)
         except Exception:  # unusable answer: fall back to the patterns
             return self.fallback.extract_memories(turns, owner_id=owner_id)
+
+    def describe(self, texts: Sequence[str], *, max_words: int, owner_id: int | None = None) -> str:
+        prompt = (
+            f"Write an overview of the text below in at most {max_words} words: what it is about and its key facts "
+            "(names, numbers, dates, decisions). Answer with the overview only.\n\n" + "\n\n".join(texts)
+        )
+        try:
+            words = self.complete(
+                [{"role": "user", "content": prompt}], purpose="document_tier", owner_id=owner_id
+            ).split()
+            if not words:
+                raise ValueError("empty overview")
+            return " ".join(words[:max_words])
+        except Exception:  # the tier is still needed: the extractive overview stands in
+            return self.fallback.describe(texts, max_words=max_words, owner_id=owner_id)
 
 
 def _transcript(turns: Sequence[Turn]) -> str:

@@ -1,0 +1,45 @@
+"""Request validation and response shapes of the Documents API (see the contract)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from documents_app.selectors import LEVELS
+
+
+class UploadSerializer(serializers.Serializer):
+    file = serializers.FileField(allow_empty_file=True)
+    title = serializers.CharField(max_length=512, required=False, allow_blank=True, default="")
+
+    def validate_title(self, value: str) -> str:
+        if "\x00" in value:
+            raise serializers.ValidationError("must not contain NUL characters.")
+        return value
+
+
+class DocumentSerializer(serializers.Serializer):
+    doc_id = serializers.UUIDField(source="id")
+    uri = serializers.CharField()
+    title = serializers.CharField()
+    filename = serializers.CharField()
+    media_type = serializers.CharField()
+    size_bytes = serializers.IntegerField()
+    status = serializers.CharField()
+    error = serializers.CharField()
+    node_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    indexed_at = serializers.DateTimeField(allow_null=True)
+
+
+class DocumentDetailSerializer(DocumentSerializer):
+    abstract = serializers.CharField()
+    overview = serializers.CharField()
+
+
+class LsQuerySerializer(serializers.Serializer):
+    uri = serializers.CharField(max_length=1024)
+
+
+class ReadQuerySerializer(serializers.Serializer):
+    uri = serializers.CharField(max_length=1024)
+    level = serializers.ChoiceField(choices=LEVELS, required=False, default="L1")

@@ -1,0 +1,128 @@
+"""The Documents API: thin views over documents_app.selectors and documents_app.services."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from documents_app import selectors, services
+from documents_app.api import serializers as s
+from documents_app.exceptions import DocumentTooLarge
+
+
+def _valid(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _detail(document) -> dict:
+    root = selectors.document_root(document=document)
+    return {
+        **s.DocumentSerializer(document).data,
+        "abstract": root.abstract if root else "",
+        "overview": root.overview if root else "",
+    }
+
+
+class BoundedMultiPartParser(MultiPartParser):
+    """Refuses an upload over DOCUMENT_MAX_BYTES from its declared length, before reading it."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        request = (parser_context or {}).get("request")
+        length = int(request.META.get("CONTENT_LENGTH") or 0) if request is not None else 0
+        if length > settings.DOCUMENT_MAX_BYTES + 64 * 1024:  # room for the multipart envelope
+            raise DocumentTooLarge(
+                f"The upload is {length} bytes; the limit is {settings.DOCUMENT_MAX_BYTES}.",
+                details={"limit_bytes": settings.DOCUMENT_MAX_BYTES},
+            )
+        return super().parse(stream, media_type, parser_context)
+
+
+class UploadView(APIView):
+    parser_classes = [BoundedMultiPartParser]
+
+    @extend_schema(
+        request={"multipart/form-data": s.UploadSerializer},
+        responses={202: s.DocumentSerializer, 200: s.DocumentSerializer},
+        summary="Upload a document; it is indexed in a worker (202), or the same bytes' document is returned (200)",
+    )
+    def post(self, request: Request) -> Response:
+        upload = _valid(s.UploadSerializer, request.data)
+        document, created = services.document_upload(
+            owner=request.user, filename=upload["file"].name, data=upload["file"].read(), title=upload["title"]
+        )
+        return Response(s.DocumentSerializer(document).data, status=202 if created else 200)
+
+
+class DocumentListView(APIView):
+    @extend_schema(responses=s.DocumentSerializer(many=True), summary="The user's documents with their status")
+    def get(self, request: Request) -> Response:
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(selectors.document_list(owner=request.user), request, view=self)
+        return paginator.get_paginated_response(s.DocumentSerializer(page, many=True).data)
+
+
+class DocumentDetailView(APIView):
+    @extend_schema(responses=s.DocumentDetailSerializer, summary="A document with its L0 abstract and L1 overview")
+    def get(self, request: Request, doc_id: str) -> Response:
+        return Response(_detail(selectors.document_get(owner=request.user, doc_id=doc_id)))
+
+    @extend_schema(responses={204: None}, summary="Delete a document with every node and vector")
+    def delete(self, request: Request, doc_id: str) -> Response:
+        services.document_delete(document=selectors.document_get(owner=request.user, doc_id=doc_id))
+        return Response(status=204)
+
+
+class ReindexView(APIView):
+    @extend_schema(request=None, responses={202: s.DocumentSerializer}, summary="Index the document again")
+    def post(self, request: Request, doc_id: str) -> Response:
+        document = services.document_reindex(document=selectors.document_get(owner=request.user, doc_id=doc_id))
+        return Response(s.DocumentSerializer(document).data, status=202)
+
+
+_ENTRY = inline_serializer(
+    "FsEntry",
+    {
+        "uri": serializers.CharField(),
+        "kind": serializers.CharField(),
+        "title": serializers.CharField(),
+        "abstract": serializers.CharField(),
+        "is_directory": serializers.BooleanField(),
+    },
+)
+
+
+class LsView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("uri", str, required=True)],
+        responses=inline_serializer("FsLs", {"uri": serializers.CharField(), "children": _ENTRY}),
+        summary="The children of a viking:// URI with their L0 abstracts",
+    )
+    def get(self, request: Request) -> Response:
+        return Response(selectors.fs_ls(owner=request.user, **_valid(s.LsQuerySerializer, request.query_params)))
+
+
+class ReadView(APIView):
+    @extend_schema(
+        parameters=[s.ReadQuerySerializer],
+        responses=inline_serializer(
+            "FsRead",
+            {
+                "uri": serializers.CharField(),
+                "level": serializers.CharField(),
+                "kind": serializers.CharField(),
+                "title": serializers.CharField(),
+                "text": serializers.CharField(),
+            },
+        ),
+        summary="The text of a node at one tier: L0 abstract, L1 overview or L2 full text",
+    )
+    def get(self, request: Request) -> Response:
+        return Response(selectors.fs_read(owner=request.user, **_valid(s.ReadQuerySerializer, request.query_params)))
