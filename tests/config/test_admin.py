@@ -121,3 +121,19 @@ def test_deleting_a_session_in_the_admin_takes_its_own_memories(staff_client):
     url = reverse("admin:sessions_app_chatsession_delete", args=[archive.session.pk])
     assert staff_client.post(url, {"post": "yes"}).status_code == 302
     assert not ChatSession.objects.exists() and not Memory.objects.filter(pk=memory.pk).exists()
+
+
+def test_documents_can_be_queued_for_indexing_again_from_the_admin(staff_client, django_capture_on_commit_callbacks):
+    from documents_app import services
+    from documents_app.models import Document
+
+    owner = UserFactory()
+    with django_capture_on_commit_callbacks(execute=True):
+        document, _ = services.document_upload(owner=owner, filename="a.txt", data=b"Notes about the pump schedule.")
+    Document.objects.filter(pk=document.pk).update(status="failed", error="earlier failure")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff_client.post(reverse("admin:documents_app_document_changelist"),
+                                     {"action": "index_again", "_selected_action": [document.pk]})
+    assert response.status_code == 302
+    document.refresh_from_db()
+    assert document.status == "ready" and document.error == ""

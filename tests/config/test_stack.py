@@ -99,6 +99,7 @@ def test_run_starts_everything_serves_http_and_stops_cleanly_then_reuses_its_dat
         status, token = _get(f"{base}/api/auth/token", data=body)
         assert status == 200 and token["token"], "the first run's account did not survive a restart"
         _the_worker_embeds_recorded_messages(base, token["token"])
+        _the_worker_indexes_an_uploaded_document(base, token["token"])
     finally:
         code, output = _stop(second)
     assert code == 0, output
@@ -119,3 +120,29 @@ def _the_worker_embeds_recorded_messages(base: str, token: str) -> None:
             return
         time.sleep(0.5)
     raise AssertionError("the Celery worker did not embed the message")
+
+
+def _the_worker_indexes_an_uploaded_document(base: str, token: str) -> None:
+    boundary = "recollect-test-boundary"
+    body = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="guide.md"\r\n'
+        "Content-Type: text/markdown\r\n\r\n# Guide\n\nThe warranty covers parts and labour for two years.\r\n"
+        f"--{boundary}--\r\n"
+    ).encode()
+    request = urllib.request.Request(
+        f"{base}/api/documents/upload",
+        data=body,
+        headers={"Authorization": f"Token {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 202
+        doc_id = json.loads(response.read())["doc_id"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        _, document = _get(f"{base}/api/documents/{doc_id}", token=token)
+        if document["status"] == "ready":
+            assert "warranty" in document["overview"].lower()
+            return
+        assert document["status"] in ("pending", "indexing"), document
+        time.sleep(0.5)
+    raise AssertionError("the Celery worker did not index the document")
