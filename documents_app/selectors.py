@@ -6,10 +6,12 @@ import re
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 
 from documents_app.exceptions import DocumentNotFound, InvalidUri, NodeNotFound
 from documents_app.models import Document, DocumentNode, user_root_uri
+from retrieval_app.ai.tokens import CHARS_PER_TOKEN
 
 LEVELS = ("L0", "L1", "L2")
 _URI = re.compile(r"^viking://resources/users/(\d+)(?:/documents(?:/([0-9a-fA-F-]{36})(/.*)?)?)?/?$")
@@ -86,10 +88,13 @@ def fs_ls(*, owner, uri: str) -> dict[str, Any]:
 
 
 def _stitch(chunks: list[str]) -> str:
-    """The chunks' text without the overlap each repeats from the one before."""
+    """The chunks' text without the overlap each repeats from the one before (never longer than
+    CHUNK_OVERLAP_TOKENS, so only that many characters are compared)."""
+    longest = settings.CHUNK_OVERLAP_TOKENS * CHARS_PER_TOKEN + 8
     text = ""
     for chunk in chunks:
-        overlap = next((n for n in range(min(len(text), len(chunk)), 0, -1) if text.endswith(chunk[:n])), 0)
+        start = min(len(text), len(chunk), longest)
+        overlap = next((n for n in range(start, 0, -1) if text.endswith(chunk[:n])), 0)
         text += ("" if overlap else ("\n\n" if text else "")) + chunk[overlap:]
     return text
 
