@@ -140,7 +140,7 @@ def main() -> None:
         nodes_before = DocumentNode.objects.count()
         started = time.perf_counter()
         for filename, data in docs:
-            document, _ = services.document_upload(owner=owner, filename=filename, data=data)
+            document, _ = services.document_upload(owner=owner, filename=filename, data=data, enqueue=False)
             result = services.document_index(document_id=document.id)
             assert result.status == "ready", (filename, result.error)
         elapsed = time.perf_counter() - started

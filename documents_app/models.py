@@ -85,6 +85,8 @@ class DocumentNode(EmbeddedModel):
     overview = models.TextField(blank=True, default="", help_text="L1")
     content = models.TextField(blank=True, default="", help_text="L2")
     content_hash = models.CharField(max_length=64, blank=True, default="")
+    # A chunk's first characters that repeat the end of the chunk before it (removed to rebuild L2).
+    overlap_chars = models.PositiveIntegerField(default=0)
     token_count = models.PositiveIntegerField(default=0)
     search_vector = models.GeneratedField(
         expression=SearchVector("title", weight="A", config=TEXT_SEARCH_CONFIG)

@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 # Limits on what a DOCX (a zip) may unpack to, so a small upload cannot expand into gigabytes.
 MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 150
+MAX_DOCX_XML_BYTES = 60 * 1024 * 1024  # the document's own XML, which lxml holds in memory several times over
 PDF_PAGES_PER_GROUP = 10
 
 
@@ -55,14 +56,19 @@ _TEXT_EXTENSIONS = {".txt", ".text", ".log", ".csv", ".md", ".markdown", ".mdown
 
 
 def _decode(data: bytes) -> str | None:
-    if b"\x00" in data[:8192]:
-        return None
-    for encoding in ("utf-8-sig", "utf-16"):
+    """Text from bytes: UTF-16 only with its byte-order mark, else UTF-8, else Windows-1252; None for
+    binary data (NUL bytes outside UTF-16)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
-            return data.decode(encoding)
+            return data.decode("utf-16")
         except UnicodeDecodeError:
-            continue
-    return None
+            return None
+    if b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
 
 
 def sniff(data: bytes) -> str:
@@ -136,12 +142,17 @@ def parse(data: bytes, filename: str) -> Parsed:
 
 
 def _squash(text: str) -> str:
-    return re.sub(r"\s+", " ", text or "").strip()
+    return re.sub(r"\s+", " ", (text or "").replace("\x00", "")).strip()
+
+
+def _newlines(text: str) -> str:
+    """One kind of line break, so line numbers agree between libraries (form feeds, U+2028 ...)."""
+    return re.sub(r"\r\n?|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]", "\n", text)
 
 
 def _tidy(text: str) -> str:
-    """Keeps paragraphs apart, drops runs of blank lines and trailing spaces."""
-    lines = [line.rstrip() for line in (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    """Keeps paragraphs apart, drops runs of blank lines, trailing spaces and NUL characters."""
+    lines = [line.rstrip() for line in _newlines((text or "").replace("\x00", "")).split("\n")]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
@@ -153,8 +164,8 @@ def _plain(data: bytes) -> tuple[str, list[Block]]:
 def _markdown(data: bytes) -> tuple[str, list[Block]]:
     from markdown_it import MarkdownIt
 
-    text = _decode(data) or ""
-    lines = text.splitlines()
+    text = _newlines(_decode(data) or "")
+    lines = text.split("\n")
     tokens = MarkdownIt("commonmark").parse(text)
     headings = []  # (first line, last line, level, title) of each heading
     for index, token in enumerate(tokens):
@@ -192,41 +203,42 @@ _HTML_BLOCKS = {
 }
 
 
+_HTML_CELLS = {"td", "th"}
+
+
 def _html(data: bytes) -> tuple[str, list[Block]]:
     from bs4 import BeautifulSoup, NavigableString, Tag
 
     soup = BeautifulSoup(data, "html.parser")
+    title_tag = soup.find("title")
+    title = title_tag.get_text(" ", strip=True) if title_tag else ""
     for hidden in soup(["script", "style", "noscript", "template", "iframe", "object", "svg", "head"]):
         hidden.decompose()
-    title_tag = BeautifulSoup(data, "html.parser").find("title")
     blocks: list[Block] = []
     level, heading, parts = 0, "", []
-
-    def flush() -> None:
-        blocks.append(Block(level, heading, "".join(parts)))
-
-    def walk(node) -> None:
-        nonlocal level, heading, parts
-        for child in node.children:
-            if isinstance(child, NavigableString):
-                if child.__class__.__name__ in ("Comment", "Doctype", "CData", "ProcessingInstruction"):
-                    continue
-                parts.append(str(child))
-            elif isinstance(child, Tag):
-                if re.fullmatch(r"h[1-6]", child.name or ""):
-                    flush()
-                    level, heading, parts = int(child.name[1]), child.get_text(" ", strip=True), []
-                    continue
-                if child.name in _HTML_BLOCKS:
-                    parts.append("\n")
-                walk(child)
-                if child.name in _HTML_BLOCKS:
-                    parts.append("\n")
-
-    walk(soup)
-    flush()
-    title = title_tag.get_text(" ", strip=True) if title_tag else next((b.title for b in blocks if b.level == 1), "")
-    return title, blocks
+    # Depth-first without recursion: deeply nested markup must not exhaust Python's stack.
+    stack: list = [(soup, False)]
+    while stack:
+        node, closing = stack.pop()
+        if closing:
+            parts.append(" | " if node.name in _HTML_CELLS else "\n")
+            continue
+        if isinstance(node, NavigableString):
+            if node.__class__.__name__ not in ("Comment", "Doctype", "CData", "ProcessingInstruction", "Declaration"):
+                parts.append(str(node))
+            continue
+        if not isinstance(node, Tag):
+            continue
+        if re.fullmatch(r"h[1-6]", node.name or "") and node is not soup:
+            blocks.append(Block(level, heading, "".join(parts)))
+            level, heading, parts = int(node.name[1]), node.get_text(" ", strip=True), []
+            continue
+        if node.name in _HTML_BLOCKS or node.name in _HTML_CELLS:
+            parts.append("\n" if node.name not in _HTML_CELLS else "")
+            stack.append((node, True))
+        stack.extend((child, False) for child in reversed(list(node.children)))
+    blocks.append(Block(level, heading, "".join(parts)))
+    return title or next((b.title for b in blocks if b.level == 1), ""), blocks
 
 
 def _pdf(data: bytes) -> tuple[str, list[Block]]:
@@ -237,9 +249,11 @@ def _pdf(data: bytes) -> tuple[str, list[Block]]:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:
             try:
-                reader.decrypt("")
+                opened = reader.decrypt("")
             except Exception as exc:  # any failure here means a password is needed
                 raise ParseError("The PDF is encrypted with a password.") from exc
+            if not opened:
+                raise ParseError("The PDF is encrypted with a password.")
         pages = [page.extract_text() or "" for page in reader.pages]
         title = str((reader.metadata or {}).get("/Title") or "")
         outline = _pdf_outline(reader)
@@ -299,7 +313,8 @@ def _docx(data: bytes) -> tuple[str, list[Block]]:
         infos = archive.infolist()
         unzipped = sum(info.file_size for info in infos)
         packed = max(sum(info.compress_size for info in infos), 1)
-        if unzipped > MAX_UNZIPPED_BYTES or unzipped / packed > MAX_COMPRESSION_RATIO:
+        main = next((info.file_size for info in infos if info.filename == "word/document.xml"), 0)
+        if unzipped > MAX_UNZIPPED_BYTES or unzipped / packed > MAX_COMPRESSION_RATIO or main > MAX_DOCX_XML_BYTES:
             raise ParseError(
                 f"The DOCX would unpack to {unzipped // (1024 * 1024)} MB ({unzipped / packed:.0f} times its size): "
                 "refused as a possible zip bomb."
@@ -311,12 +326,26 @@ def _docx(data: bytes) -> tuple[str, list[Block]]:
     blocks: list[Block] = []
     level, heading, parts = 0, "", []
     title = str(document.core_properties.title or "")
-    body = document.element.body
-    for child in body.iterchildren():
+
+    def body_elements(parent):
+        # Content controls (w:sdt) wrap paragraphs and tables; read what they hold in place.
+        for child in parent.iterchildren():
+            if child.tag.rsplit("}", 1)[-1] == "sdt":
+                for content in child.iterchildren():
+                    if content.tag.rsplit("}", 1)[-1] == "sdtContent":
+                        yield from body_elements(content)
+            else:
+                yield child
+
+    styles: dict[str, str] = {}
+    for child in body_elements(document.element.body):
         tag = child.tag.rsplit("}", 1)[-1]
         if tag == "p":
             paragraph = docx.text.paragraph.Paragraph(child, document)
-            style = (paragraph.style.name if paragraph.style is not None else "") or ""
+            style_id = child.style or ""
+            if style_id not in styles:  # python-docx looks a style up anew on every access
+                styles[style_id] = (paragraph.style.name if paragraph.style is not None else "") or ""
+            style = styles[style_id]
             match = re.match(r"(?i)heading\s*(\d)", style)
             if match or style.lower() == "title":
                 blocks.append(Block(level, heading, "\n".join(parts)))

@@ -6,15 +6,14 @@ import re
 import uuid
 from typing import Any
 
-from django.conf import settings
 from django.db.models import QuerySet
 
 from documents_app.exceptions import DocumentNotFound, InvalidUri, NodeNotFound
 from documents_app.models import Document, DocumentNode, user_root_uri
-from retrieval_app.ai.tokens import CHARS_PER_TOKEN
 
 LEVELS = ("L0", "L1", "L2")
-_URI = re.compile(r"^viking://resources/users/(\d+)(?:/documents(?:/([0-9a-fA-F-]{36})(/.*)?)?)?/?$")
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_URI = re.compile(rf"^viking://resources/users/(\d{{1,18}})(?:/documents(?:/({_UUID})(/[\w/]*)?)?)?/?$")
 
 
 def document_list(*, owner) -> QuerySet[Document]:
@@ -87,16 +86,31 @@ def fs_ls(*, owner, uri: str) -> dict[str, Any]:
     return {"uri": uri, "children": [_entry(node) for node in children]}
 
 
-def _stitch(chunks: list[str]) -> str:
-    """The chunks' text without the overlap each repeats from the one before (never longer than
-    CHUNK_OVERLAP_TOKENS, so only that many characters are compared)."""
-    longest = settings.CHUNK_OVERLAP_TOKENS * CHARS_PER_TOKEN + 8
-    text = ""
-    for chunk in chunks:
-        start = min(len(text), len(chunk), longest)
-        overlap = next((n for n in range(start, 0, -1) if text.endswith(chunk[:n])), 0)
-        text += ("" if overlap else ("\n\n" if text else "")) + chunk[overlap:]
-    return text
+def _full_text(owner, node: DocumentNode) -> str:
+    """A directory's full text: its chunks in document order, each without the start it repeats from
+    the chunk before, so the original text comes back exactly (sections separated by a blank line)."""
+    rows = DocumentNode.objects.filter(owner=owner, document_id=node.document_id, uri__startswith=f"{node.uri}/")
+    children: dict[str, list[tuple[int, str, str, str, int]]] = {}
+    for uri, parent, position, kind, content, overlap in rows.values_list(
+        "uri", "parent_uri", "position", "kind", "content", "overlap_chars"
+    ):
+        children.setdefault(parent, []).append((position, uri, kind, content, overlap))
+    pieces: list[str] = []
+    stack = [node.uri]
+    while stack:  # depth-first in position order, without recursion
+        uri = stack.pop()
+        entries = sorted(children.get(uri, []))
+        following = []
+        text = ""
+        for _position, child_uri, kind, content, overlap in entries:
+            if kind == "chunk":
+                text += content[overlap:] if text else content
+            else:
+                following.append(child_uri)
+        if text:
+            pieces.append(text)
+        stack.extend(reversed(following))
+    return "\n\n".join(pieces)
 
 
 def fs_read(*, owner, uri: str, level: str = "L1") -> dict[str, Any]:
@@ -117,8 +131,5 @@ def fs_read(*, owner, uri: str, level: str = "L1") -> dict[str, Any]:
     elif node.kind == "chunk":
         text = node.content
     else:
-        chunks = DocumentNode.objects.filter(owner=owner, kind="chunk", uri__startswith=f"{uri}/").order_by(
-            "level", "position"
-        )
-        text = _stitch([c.content for c in sorted(chunks, key=lambda c: c.uri)])
+        text = _full_text(owner, node)
     return {"uri": uri, "level": level, "kind": node.kind, "title": node.title, "text": text}

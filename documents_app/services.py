@@ -8,6 +8,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import PurePosixPath
 
 from django.conf import settings
@@ -26,14 +27,19 @@ from retrieval_app.models import SearchTrace
 logger = logging.getLogger(__name__)
 
 CHUNK_OVERVIEW_WORDS, SECTION_OVERVIEW_WORDS, DOCUMENT_OVERVIEW_WORDS = 60, 100, 120
+INDEXING_STALE_AFTER = timedelta(hours=2)
 
 
-def document_upload(*, owner, filename: str, data: bytes, title: str = "") -> tuple[Document, bool]:
+def document_upload(
+    *, owner, filename: str, data: bytes, title: str = "", enqueue: bool = True
+) -> tuple[Document, bool]:
     """Stores an upload and queues its indexing; returns the document and whether it is new.
 
     Refused at once: a file over DOCUMENT_MAX_BYTES, an empty one, a type this product does not read,
     or a name claiming another type than the content has. The same bytes uploaded again by the same
-    user return the document already made from them.
+    user return the document already made from them; if that one failed, it is indexed again, under
+    the new name (which may be the fix: a .md that had been named .txt). With ``enqueue=False`` the
+    caller indexes it itself.
     """
     if len(data) > settings.DOCUMENT_MAX_BYTES:
         raise DocumentTooLarge(
@@ -48,7 +54,19 @@ def document_upload(*, owner, filename: str, data: bytes, title: str = "") -> tu
     digest = hashlib.sha256(data).hexdigest()
     existing = Document.objects.filter(owner=owner, content_hash=digest).first()
     if existing is not None:
-        return existing, False
+        if existing.status != Document.Status.FAILED:
+            return existing, False
+        Document.objects.filter(pk=existing.pk).update(
+            filename=filename,
+            media_type=media_type,
+            status=Document.Status.PENDING,
+            error="",
+            updated_at=timezone.now(),
+        )
+        existing.refresh_from_db()
+        if enqueue:
+            transaction.on_commit(lambda: _enqueue_index(str(existing.id)))
+        return existing, True
     document = Document(
         owner=owner,
         title=title.strip()[:512],
@@ -62,7 +80,8 @@ def document_upload(*, owner, filename: str, data: bytes, title: str = "") -> tu
         with transaction.atomic():
             document.file.save(f"{digest}{PurePosixPath(filename).suffix.lower()}", ContentFile(data), save=False)
             document.save()
-            transaction.on_commit(lambda: _enqueue_index(str(document.id)))
+            if enqueue:
+                transaction.on_commit(lambda: _enqueue_index(str(document.id)))
     except IntegrityError:  # the same bytes, uploaded twice at once
         document.file.delete(save=False)
         return Document.objects.get(owner=owner, content_hash=digest), False
@@ -89,6 +108,9 @@ def document_reindex(*, document: Document) -> Document:
 @transaction.atomic
 def document_delete(*, document: Document) -> None:
     """Deletes the document, every node and vector of it, its file, and its mentions in search traces."""
+    # The same row lock as the index swap: a delete waits for a swap in flight, never interleaves.
+    if not Document.objects.select_for_update().filter(pk=document.pk).exists():
+        return
     SearchTrace.objects.filter(document_ids__contains=[document.id]).update(
         document_ids=Func(F("document_ids"), Value(document.id), function="array_remove")
     )
@@ -121,24 +143,35 @@ def document_index(*, document_id, engine: ai.TextEngine | None = None) -> Docum
     document = Document.objects.filter(pk=document_id).first()
     if document is None:
         return None  # deleted meanwhile
-    Document.objects.filter(pk=document.pk).update(status=Document.Status.INDEXING, error="")
+    now = timezone.now()
+    # Claim the work: one run at a time per document, unless the running one is long gone (a worker
+    # that died mid-run leaves "indexing" behind; after INDEXING_STALE_AFTER another run may take over).
+    claimed = (
+        Document.objects.filter(pk=document.pk)
+        .exclude(status=Document.Status.INDEXING, updated_at__gt=now - INDEXING_STALE_AFTER)
+        .update(status=Document.Status.INDEXING, error="", updated_at=now)
+    )
+    if not claimed:
+        logger.info("document %s is being indexed by another run", document.pk)
+        return document
     started = time.perf_counter()
     try:
         with document.file.open("rb") as handle:
             data = handle.read()
         parsed = parsing.parse(data, document.filename)
+        root = tree.build_tree(
+            uri=document.uri,
+            title=document.title or parsed.title,
+            blocks=parsed.blocks,
+            chunk_tokens=settings.CHUNK_TOKENS,
+            overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
+            min_section_tokens=settings.MIN_SECTION_TOKENS,
+        )
     except (parsing.ParseError, OSError) as exc:
-        Document.objects.filter(pk=document.pk).update(status=Document.Status.FAILED, error=str(exc))
-        document.refresh_from_db()
-        return document
-    root = tree.build_tree(
-        uri=document.uri,
-        title=document.title or parsed.title,
-        blocks=parsed.blocks,
-        chunk_tokens=settings.CHUNK_TOKENS,
-        overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
-        min_section_tokens=settings.MIN_SECTION_TOKENS,
-    )
+        return document_fail(document_id=document.pk, reason=str(exc))
+    except Exception as exc:  # a library choking on a malformed file: say so, never hang in "indexing"
+        logger.exception("could not read document %s", document.pk)
+        return document_fail(document_id=document.pk, reason=f"The file could not be read ({type(exc).__name__}).")
     engine = engine or ai.text_engine()
     overviews = _tiers(root, engine=engine, owner_id=document.owner_id)
     if getattr(engine, "name", "") == "extractive":  # an LLM engine records each of its calls itself
@@ -153,7 +186,14 @@ def document_index(*, document_id, engine: ai.TextEngine | None = None) -> Docum
             input_tokens=parsed.text_length // ai.tokens.CHARS_PER_TOKEN,
         )
     nodes = list(tree.walk(root))
-    vectors, model = _embeddings(document, nodes, overviews)
+    try:
+        vectors, model = _embeddings(document, nodes, overviews)
+    except ai.EmbeddingError as exc:
+        # Give the claim back so the task's retry can take it; the error says what it waits for.
+        Document.objects.filter(pk=document.pk).update(
+            status=Document.Status.PENDING, error=f"Waiting to retry: {exc}", updated_at=timezone.now()
+        )
+        raise
     rows = [
         DocumentNode(
             document=document,
@@ -167,6 +207,7 @@ def document_index(*, document_id, engine: ai.TextEngine | None = None) -> Docum
             abstract=abstract_of(overviews[node.uri]),
             overview=overviews[node.uri],
             content=node.text,
+            overlap_chars=node.overlap,
             content_hash=_hash(_embedding_text(node, overviews[node.uri])),
             token_count=ai.estimate_tokens(node.text),
             embedding=vectors[index],
@@ -188,6 +229,13 @@ def document_index(*, document_id, engine: ai.TextEngine | None = None) -> Docum
         )
     document.refresh_from_db()
     return document
+
+
+def document_fail(*, document_id, reason: str) -> Document | None:
+    Document.objects.filter(pk=document_id).update(
+        status=Document.Status.FAILED, error=reason[:2000], updated_at=timezone.now()
+    )
+    return Document.objects.filter(pk=document_id).first()
 
 
 def _tiers(root: tree.Draft, *, engine: ai.TextEngine, owner_id: int) -> dict[str, str]:

@@ -3,20 +3,21 @@ its own headings) and chunks of bounded size.
 
 Sections nest by heading level. A section too small to stand alone is merged into the section before
 it (or its parent), so retrieval never returns a heading with two words under it. Text is cut into
-chunks of at most ``chunk_tokens`` at paragraph, then sentence, then word boundaries, each chunk
-repeating the end of the one before (``overlap_tokens``) so a passage cut in two is still found whole
-in one of them. Pure functions: nothing here touches the database or a model.
+chunks of at most ``chunk_tokens`` at paragraph, then sentence or line, then word boundaries; each
+chunk is an exact slice of the original text and repeats the end of the one before (``overlap_tokens``)
+so a passage cut in two is still found whole in one of them. Pure functions: nothing here touches the
+database or a model.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from documents_app.parsing import Block
-from retrieval_app.ai.extractive import split_sentences
-from retrieval_app.ai.tokens import estimate_tokens
+from retrieval_app.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 
 DEFAULT_CHUNK_TOKENS = 300
 DEFAULT_OVERLAP_TOKENS = 40
@@ -31,6 +32,7 @@ class Draft:
     title: str
     text: str = ""  # a section's own text before chunking; a chunk's L2
     heading_level: int = 0
+    overlap: int = 0  # a chunk's first characters that repeat the end of the chunk before it
     uri: str = ""
     parent_uri: str = ""
     depth: int = 0
@@ -101,63 +103,67 @@ def _merge_small(node: Draft, min_tokens: int) -> None:
     node.children = kept
 
 
-def _units(text: str, limit: int) -> list[tuple[str, bool]]:
-    """Pieces of ``text`` of at most ``limit`` tokens (paragraphs, else sentences, else runs of words),
-    each with whether it starts a paragraph."""
-    units: list[tuple[str, bool]] = []
-    for paragraph in re.split(r"\n\s*\n", text):
-        paragraph = paragraph.strip()
-        if not paragraph:
+_PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\n\s*\n|\s*$)", re.DOTALL)
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n")
+
+
+def _spans(text: str, limit: int) -> list[tuple[int, int]]:
+    """Pieces of ``text`` as (start, end) offsets, each at most ``limit`` tokens: paragraphs, else
+    sentences (or lines), else runs of words, else runs of characters."""
+    spans: list[tuple[int, int]] = []
+    max_chars = limit * CHARS_PER_TOKEN - 8  # room for the separator a chunk may start with
+    for paragraph in _PARAGRAPH.finditer(text):
+        start, end = paragraph.span()
+        if end - start <= max_chars:
+            spans.append((start, end))
             continue
-        if estimate_tokens(paragraph) <= limit:
-            units.append((paragraph, True))
+        cuts = [start] + [m.end() for m in _SENTENCE_END.finditer(text, start, end)] + [end]
+        for left, right in itertools.pairwise(cuts):
+            while right - left > max_chars:  # no sentence end in reach: cut at a space, else anywhere
+                space = text.rfind(" ", left + 1, left + max_chars)
+                cut = space + 1 if space > left else left + max_chars
+                spans.append((left, cut))
+                left = cut
+            if right > left:
+                spans.append((left, right))
+    return spans
+
+
+def _overlap_start(text: str, start: int, end: int, budget_chars: int) -> int:
+    """Where the next chunk starts to repeat the end of ``text[start:end]``: the earliest sentence or
+    line start within the last ``budget_chars`` characters, or ``end`` for no overlap."""
+    floor = max(start, end - budget_chars)
+    for match in _SENTENCE_END.finditer(text, floor, end):
+        if match.end() < end:
+            return match.end()
+    return end
+
+
+def split_into_chunks(text: str, *, chunk_tokens: int, overlap_tokens: int) -> list[tuple[str, int]]:
+    """Consecutive chunks of at most ``chunk_tokens``, each an exact slice of ``text``, with how many
+    of its first characters repeat the end of the chunk before (whole sentences, up to
+    ``overlap_tokens``). Joining each chunk without its repeated start gives back ``text`` exactly,
+    from its first to its last non-blank character."""
+    spans = _spans(text, chunk_tokens)
+    max_chars = chunk_tokens * CHARS_PER_TOKEN
+    chunks: list[tuple[str, int]] = []
+    start = end = None
+    previous_end = None
+    for span_start, span_end in spans:
+        if start is None:
+            start, end = span_start, span_end
             continue
-        pieces: list[str] = []
-        for sentence in split_sentences(paragraph, max_chars=10**9):
-            if estimate_tokens(sentence) <= limit:
-                pieces.append(sentence)
-                continue
-            run: list[str] = []
-            for word in sentence.split():
-                if run and estimate_tokens(" ".join([*run, word])) > limit:
-                    pieces.append(" ".join(run))
-                    run = []
-                run.append(word)
-            if run:
-                pieces.append(" ".join(run))
-        units += [(piece, index == 0) for index, piece in enumerate(pieces)]
-    return units
-
-
-def _join(units: Sequence[tuple[str, bool]]) -> str:
-    return "".join(
-        (("\n\n" if starts else " ") if index else "") + piece for index, (piece, starts) in enumerate(units)
-    )
-
-
-def _tail(text: str, budget: int) -> str:
-    """The last sentences of ``text`` that fit in ``budget`` tokens."""
-    kept: list[str] = []
-    for sentence in reversed(split_sentences(text, max_chars=10**9)):
-        if estimate_tokens(" ".join([sentence, *kept])) > budget:
-            break
-        kept.insert(0, sentence)
-    return " ".join(kept)
-
-
-def split_into_chunks(text: str, *, chunk_tokens: int, overlap_tokens: int) -> list[str]:
-    """Consecutive chunks of at most ``chunk_tokens``; each after the first begins with the previous
-    chunk's last sentences, up to ``overlap_tokens``."""
-    chunks: list[str] = []
-    current: list[tuple[str, bool]] = []
-    for unit in _units(text, chunk_tokens):
-        if current and estimate_tokens(_join([*current, unit])) > chunk_tokens:
-            chunks.append(_join(current))
-            tail = _tail(current[-1][0], overlap_tokens)
-            current = [(tail, True)] if tail and estimate_tokens(_join([(tail, True), unit])) <= chunk_tokens else []
-        current.append(unit)
-    if current:
-        chunks.append(_join(current))
+        if span_end - start > max_chars:
+            chunks.append((text[start:end], max(0, previous_end - start) if previous_end else 0))
+            previous_end = end
+            overlap_from = _overlap_start(text, start, end, overlap_tokens * CHARS_PER_TOKEN)
+            if overlap_from < end and span_end - overlap_from <= max_chars:
+                start = overlap_from
+            else:  # no overlap: start where the last chunk ended, keeping the space between them
+                start = end if span_end - end <= max_chars else span_start
+        end = span_end
+    if start is not None:
+        chunks.append((text[start:end], max(0, previous_end - start) if previous_end else 0))
     return chunks
 
 
@@ -168,7 +174,9 @@ def _chunk(node: Draft, chunk_tokens: int, overlap_tokens: int) -> None:
         return
     pieces = split_into_chunks(node.text, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens)
     # A node's own text comes before its subsections in the document.
-    node.children = [Draft(kind="chunk", title=node.title, text=piece) for piece in pieces] + node.children
+    node.children = [
+        Draft(kind="chunk", title=node.title, text=piece, overlap=overlap) for piece, overlap in pieces
+    ] + node.children
     node.text = ""
 
 

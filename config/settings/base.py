@@ -122,6 +122,9 @@ CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# With late acknowledgement, Redis hands an unacknowledged task to another worker after this long; it
+# must exceed the longest task (indexing a large document with an LLM), or that task runs twice.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 3600
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 2, minimum=1)

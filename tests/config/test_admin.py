@@ -132,8 +132,10 @@ def test_documents_can_be_queued_for_indexing_again_from_the_admin(staff_client,
         document, _ = services.document_upload(owner=owner, filename="a.txt", data=b"Notes about the pump schedule.")
     Document.objects.filter(pk=document.pk).update(status="failed", error="earlier failure")
     with django_capture_on_commit_callbacks(execute=True):
-        response = staff_client.post(reverse("admin:documents_app_document_changelist"),
-                                     {"action": "index_again", "_selected_action": [document.pk]})
+        response = staff_client.post(
+            reverse("admin:documents_app_document_changelist"),
+            {"action": "index_again", "_selected_action": [document.pk]},
+        )
     assert response.status_code == 302
     document.refresh_from_db()
     assert document.status == "ready" and document.error == ""

@@ -213,6 +213,8 @@ def test_a_run_that_dies_midway_leaves_the_previous_tree_and_never_marks_ready(
     assert document.status == "indexing", "left to be retried, not marked ready"
     assert set(DocumentNode.objects.values_list("uri", flat=True)) == nodes_before
     monkeypatch.undo()
+    # Redis hands the unacknowledged task to a worker again once the dead run's claim is stale.
+    Document.objects.filter(pk=doc["doc_id"]).update(updated_at=document.updated_at - services.INDEXING_STALE_AFTER)
     assert services.document_index(document_id=doc["doc_id"]).status == "ready"
 
 
@@ -276,3 +278,46 @@ def test_ingest_loads_a_folder_recursively_with_a_progress_bar(tmp_path, capsys)
     assert Document.objects.filter(status="ready").count() == 2
     call_command("ingest", str(tmp_path), "--user", "librarian")
     assert "2 existing, 1 refused" in capsys.readouterr().out
+
+
+def test_a_uri_with_a_malformed_document_id_is_a_400(auth_client, user):
+    uri = f"viking://resources/users/{user.id}/documents/{'-' * 36}"
+    assert auth_client.get("/api/fs/ls", {"uri": uri}).status_code == 400
+    assert auth_client.get("/api/fs/read", {"uri": uri, "level": "L1"}).status_code == 400
+
+
+def test_a_failed_document_uploaded_again_is_indexed_again_under_its_new_name(
+    auth_client, django_capture_on_commit_callbacks
+):
+    text = b"# Real heading\n\nThe body of a Markdown file that was saved with a .pdf name by mistake."
+    first = _upload(auth_client, "notes.txt", text, django_capture_on_commit_callbacks).json()
+    Document.objects.filter(pk=first["doc_id"]).update(status="failed", error="something went wrong")
+    again = _upload(auth_client, "notes.md", text, django_capture_on_commit_callbacks)
+    assert again.status_code == 202 and again.json()["doc_id"] == first["doc_id"]
+    document = Document.objects.get(pk=first["doc_id"])
+    assert document.status == "ready" and document.filename == "notes.md" and document.media_type == "text/markdown"
+
+
+def test_a_second_run_leaves_the_work_to_the_one_in_progress(auth_client, django_capture_on_commit_callbacks):
+    doc = _upload(auth_client, "a.md", MARKDOWN, django_capture_on_commit_callbacks).json()
+    from django.utils import timezone
+
+    Document.objects.filter(pk=doc["doc_id"]).update(status="indexing", updated_at=timezone.now())
+    embedded = ModelCall.objects.filter(purpose="document_embedding").count()
+    assert services.document_index(document_id=doc["doc_id"]).status == "indexing"
+    assert ModelCall.objects.filter(purpose="document_embedding").count() == embedded
+
+
+def test_retries_used_up_leave_the_document_failed_with_the_reason(
+    auth_client, settings, fake_llm, django_capture_on_commit_callbacks
+):
+    settings.EMBEDDING_MODEL, settings.EMBEDDING_API_BASE, settings.EMBEDDING_MAX_RETRIES = (
+        "openai/test-embed",
+        fake_llm.url,
+        0,
+    )
+    settings.CELERY_TASK_EAGER_PROPAGATES = False
+    fake_llm.failures = 1000
+    doc = _upload(auth_client, "a.md", MARKDOWN, django_capture_on_commit_callbacks).json()
+    detail = auth_client.get(f"/api/documents/{doc['doc_id']}").json()
+    assert detail["status"] == "failed" and detail["error"].startswith("Indexing failed:")

@@ -128,3 +128,41 @@ def test_a_docx_zip_bomb_is_refused_before_it_is_unpacked():
     assert len(bomb) < 2 * 1024 * 1024
     with pytest.raises(ParseError, match="possible zip bomb"):
         parse(bomb, "bomb.docx")
+
+
+def test_text_in_windows_1252_and_utf_16_is_read_right():
+    assert parse("résumé du projet".encode("cp1252"), "notes.txt").blocks[0].text == "résumé du projet"
+    assert parse("résumé du projet".encode("utf-16"), "notes.txt").blocks[0].text == "résumé du projet"
+
+
+def test_odd_line_breaks_do_not_lose_markdown_text():
+    parsed = parse(b"# A\n\nalpha text\x0cmore\n\n# B\n\nbeta text", "x.md")
+    assert [(b.title, b.text) for b in parsed.blocks if b.title] == [("A", "alpha text\nmore"), ("B", "beta text")]
+
+
+def test_deeply_nested_html_is_read():
+    html = "<div>" * 5000 + "Deep text." + "</div>" * 5000 + "<p>After it.</p>"
+    text = " ".join(b.text for b in parse(html.encode(), "deep.html").blocks)
+    assert "Deep text." in text and "After it." in text
+
+
+def test_text_with_nul_bytes_anywhere_is_refused_as_binary():
+    with pytest.raises(ParseError, match="binary data"):
+        parse(b"<p>fine</p>" + b"x" * 10_000 + b"\x00", "page.html")
+
+
+def test_table_cells_stay_apart_in_html():
+    html = b"<html><body><table><tr><th>Price</th><th>Qty</th></tr><tr><td>10</td><td>3</td></tr></table></body></html>"
+    text = parse(html, "t.html").blocks[0].text
+    assert "Price | Qty" in text and "10 | 3" in text
+
+
+def test_a_password_protected_pdf_says_so():
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(__import__("io").BytesIO(files.pdf(["Secret text."]))))
+    writer.encrypt(user_password="hunter2", owner_password="owner")
+    buffer = __import__("io").BytesIO()
+    writer.write(buffer)
+    with pytest.raises(ParseError, match="encrypted with a password"):
+        parse(buffer.getvalue(), "secret.pdf")

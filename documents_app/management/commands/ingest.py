@@ -40,7 +40,9 @@ class Command(BaseCommand):
         counts = {"indexed": 0, "existing": 0, "refused": 0, "failed": 0, "queued": 0}
         for path in tqdm(found, desc="documents", unit="doc"):
             try:
-                document, created = services.document_upload(owner=owner, filename=path.name, data=path.read_bytes())
+                document, created = services.document_upload(
+                    owner=owner, filename=path.name, data=path.read_bytes(), enqueue=in_worker
+                )
             except (UnsupportedDocument, DocumentTooLarge) as exc:
                 counts["refused"] += 1
                 tqdm.write(f"refused {path}: {exc.message}")
