@@ -53,9 +53,9 @@ def _entry(node: DocumentNode) -> dict[str, Any]:
     }
 
 
-def fs_ls(*, owner, uri: str) -> dict[str, Any]:
+def fs_ls(*, owner, uri: str, offset: int = 0, limit: int = 500) -> dict[str, Any]:
     """The children of a URI with their L0 abstracts: the user's documents under the user root, a
-    document's or section's sections and chunks below them."""
+    document's or section's sections and chunks below them; ``offset``/``limit`` page through them."""
     uri, doc_id = _parse_uri(owner, uri)
     if doc_id is None:
         root = user_root_uri(owner.id)
@@ -77,13 +77,21 @@ def fs_ls(*, owner, uri: str) -> dict[str, Any]:
             }
             for d in pending
         ]
-        return {"uri": f"{root}/documents" if uri.endswith("/documents") else root, "children": entries}
+        return {
+            "uri": f"{root}/documents" if uri.endswith("/documents") else root,
+            "total": len(entries),
+            "children": entries[offset : offset + limit],
+        }
     if not DocumentNode.objects.filter(owner=owner, uri=uri).exists():
         raise NodeNotFound()
     children = (
         DocumentNode.objects.filter(owner=owner, parent_uri=uri).defer("embedding", "content").order_by("position")
     )
-    return {"uri": uri, "children": [_entry(node) for node in children]}
+    return {
+        "uri": uri,
+        "total": children.count(),
+        "children": [_entry(node) for node in children[offset : offset + limit]],
+    }
 
 
 def _full_text(owner, node: DocumentNode) -> str:

@@ -38,6 +38,8 @@ class DocumentDetailSerializer(DocumentSerializer):
 
 class LsQuerySerializer(serializers.Serializer):
     uri = serializers.CharField(max_length=1024)
+    offset = serializers.IntegerField(required=False, default=0, min_value=0)
+    limit = serializers.IntegerField(required=False, default=500, min_value=1, max_value=5000)
 
 
 class ReadQuerySerializer(serializers.Serializer):

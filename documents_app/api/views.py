@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import MultiPartParser
@@ -101,8 +101,10 @@ _ENTRY = inline_serializer(
 
 class LsView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("uri", str, required=True)],
-        responses=inline_serializer("FsLs", {"uri": serializers.CharField(), "children": _ENTRY}),
+        parameters=[s.LsQuerySerializer],
+        responses=inline_serializer(
+            "FsLs", {"uri": serializers.CharField(), "total": serializers.IntegerField(), "children": _ENTRY}
+        ),
         summary="The children of a viking:// URI with their L0 abstracts",
     )
     def get(self, request: Request) -> Response:

@@ -78,6 +78,9 @@ class TextEngine(Protocol):
     def describe(self, texts: Sequence[str], *, max_words: int, owner_id: int | None = None) -> str: ...
 
 
+DESCRIBE_INPUT_CHARS = 24_000
+
+
 def abstract_of(overview: str, *, max_words: int = 25) -> str:
     """An L0 line from an L1 overview, without another model call: its first sentence, shortened."""
     first = next(iter(extractive.split_sentences(overview)), "")
@@ -314,7 +317,9 @@ class LiteLLMEngine:
     def describe(self, texts: Sequence[str], *, max_words: int, owner_id: int | None = None) -> str:
         prompt = (
             f"Write an overview of the text below in at most {max_words} words: what it is about and its key facts "
-            "(names, numbers, dates, decisions). Answer with the overview only.\n\n" + "\n\n".join(texts)
+            "(names, numbers, dates, decisions). Answer with the overview only.\n\n"
+            # A directory with many children must not overflow the model's context.
+            + "\n\n".join(texts)[:DESCRIBE_INPUT_CHARS]
         )
         try:
             words = self.complete(

@@ -98,6 +98,8 @@ def test_the_tree_can_be_walked_tier_by_tier(auth_client, django_capture_on_comm
     delivery = sections[1]
     chunks = auth_client.get("/api/fs/ls", {"uri": delivery["uri"]}).json()["children"]
     assert len(chunks) > 2 and all(c["kind"] == "chunk" and not c["is_directory"] for c in chunks)
+    page = auth_client.get("/api/fs/ls", {"uri": delivery["uri"], "offset": 1, "limit": 1}).json()
+    assert page["total"] == len(chunks) and [c["uri"] for c in page["children"]] == [chunks[1]["uri"]]
     l0 = auth_client.get("/api/fs/read", {"uri": delivery["uri"], "level": "L0"}).json()["text"]
     l1 = auth_client.get("/api/fs/read", {"uri": delivery["uri"], "level": "L1"}).json()["text"]
     l2 = auth_client.get("/api/fs/read", {"uri": delivery["uri"], "level": "L2"}).json()["text"]
