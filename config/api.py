@@ -82,6 +82,20 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
+def validated(serializer_class, data) -> dict:
+    """The validated data of ``data``, or the API's 400 with every field's problem."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def reject_nul(value: str) -> str:
+    # PostgreSQL text cannot hold NUL; refusing it here keeps it a 400 instead of a failed insert.
+    if "\x00" in value:
+        raise serializers.ValidationError("must not contain NUL characters.")
+    return value
+
+
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     return JsonResponse(error_body("not_found", f"No API endpoint at {request.path}."), status=404)
 

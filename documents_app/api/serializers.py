@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from config.api import reject_nul
 from documents_app.selectors import LEVELS
 
 
 class UploadSerializer(serializers.Serializer):
     file = serializers.FileField(allow_empty_file=True)
-    title = serializers.CharField(max_length=512, required=False, allow_blank=True, default="")
-
-    def validate_title(self, value: str) -> str:
-        if "\x00" in value:
-            raise serializers.ValidationError("must not contain NUL characters.")
-        return value
+    title = serializers.CharField(max_length=512, required=False, allow_blank=True, default="", validators=[reject_nul])
 
 
 class DocumentSerializer(serializers.Serializer):

@@ -11,15 +11,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import validated
+from config.parsers import refuse_oversized
 from documents_app import selectors, services
 from documents_app.api import serializers as s
 from documents_app.exceptions import DocumentTooLarge
-
-
-def _valid(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def _detail(document) -> dict:
@@ -32,16 +28,10 @@ def _detail(document) -> dict:
 
 
 class BoundedMultiPartParser(MultiPartParser):
-    """Refuses an upload over DOCUMENT_MAX_BYTES from its declared length, before reading it."""
+    """An upload of at most DOCUMENT_MAX_BYTES (plus room for the multipart envelope)."""
 
     def parse(self, stream, media_type=None, parser_context=None):
-        request = (parser_context or {}).get("request")
-        length = int(request.META.get("CONTENT_LENGTH") or 0) if request is not None else 0
-        if length > settings.DOCUMENT_MAX_BYTES + 64 * 1024:  # room for the multipart envelope
-            raise DocumentTooLarge(
-                f"The upload is {length} bytes; the limit is {settings.DOCUMENT_MAX_BYTES}.",
-                details={"limit_bytes": settings.DOCUMENT_MAX_BYTES},
-            )
+        refuse_oversized(parser_context, limit=settings.DOCUMENT_MAX_BYTES + 64 * 1024, error=DocumentTooLarge)
         return super().parse(stream, media_type, parser_context)
 
 
@@ -54,7 +44,7 @@ class UploadView(APIView):
         summary="Upload a document; it is indexed in a worker (202), or the same bytes' document is returned (200)",
     )
     def post(self, request: Request) -> Response:
-        upload = _valid(s.UploadSerializer, request.data)
+        upload = validated(s.UploadSerializer, request.data)
         document, created = services.document_upload(
             owner=request.user, filename=upload["file"].name, data=upload["file"].read(), title=upload["title"]
         )
@@ -108,7 +98,7 @@ class LsView(APIView):
         summary="The children of a viking:// URI with their L0 abstracts",
     )
     def get(self, request: Request) -> Response:
-        return Response(selectors.fs_ls(owner=request.user, **_valid(s.LsQuerySerializer, request.query_params)))
+        return Response(selectors.fs_ls(owner=request.user, **validated(s.LsQuerySerializer, request.query_params)))
 
 
 class ReadView(APIView):
@@ -127,4 +117,4 @@ class ReadView(APIView):
         summary="The text of a node at one tier: L0 abstract, L1 overview or L2 full text",
     )
     def get(self, request: Request) -> Response:
-        return Response(selectors.fs_read(owner=request.user, **_valid(s.ReadQuerySerializer, request.query_params)))
+        return Response(selectors.fs_read(owner=request.user, **validated(s.ReadQuerySerializer, request.query_params)))

@@ -7,14 +7,8 @@ import json
 from django.conf import settings
 from rest_framework import serializers
 
+from config.api import reject_nul
 from sessions_app.models import Memory, Message
-
-
-def reject_nul(value: str) -> str:
-    # PostgreSQL text cannot hold NUL; refusing it here keeps it a 400 instead of a failed insert.
-    if "\x00" in value:
-        raise serializers.ValidationError("must not contain NUL characters.")
-    return value
 
 
 class JSONObjectField(serializers.JSONField):

@@ -9,14 +9,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import validated
 from sessions_app import selectors, services
 from sessions_app.api import serializers as s
-
-
-def _valid(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def _session_detail(session) -> dict:
@@ -35,7 +30,7 @@ class SessionListView(APIView):
         summary="The user's sessions, newest activity first",
     )
     def get(self, request: Request) -> Response:
-        query = _valid(s.SessionListQuerySerializer, request.query_params)
+        query = validated(s.SessionListQuerySerializer, request.query_params)
         sessions = selectors.session_list(owner=request.user, agent_id=query.get("agent_id"))
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(sessions, request, view=self)
@@ -43,7 +38,7 @@ class SessionListView(APIView):
 
     @extend_schema(request=s.SessionCreateSerializer, responses={201: s.SessionSerializer}, summary="Start a session")
     def post(self, request: Request) -> Response:
-        session = services.session_create(owner=request.user, **_valid(s.SessionCreateSerializer, request.data))
+        session = services.session_create(owner=request.user, **validated(s.SessionCreateSerializer, request.data))
         return Response(s.SessionSerializer(session).data, status=201)
 
 
@@ -55,7 +50,7 @@ class SessionDetailView(APIView):
     @extend_schema(request=s.SessionUpdateSerializer, responses=s.SessionSerializer, summary="Rename a session")
     def patch(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(owner=request.user, session_id=session_id)
-        session = services.session_update(session=session, **_valid(s.SessionUpdateSerializer, request.data))
+        session = services.session_update(session=session, **validated(s.SessionUpdateSerializer, request.data))
         return Response(s.SessionSerializer(session).data)
 
     @extend_schema(responses={204: None}, summary="Delete a session, its messages, archives and own memories")
@@ -74,7 +69,7 @@ class SessionMessagesView(APIView):
     )
     def post(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(owner=request.user, session_id=session_id)
-        items = _valid(s.MessagesInSerializer, request.data)["messages"]
+        items = validated(s.MessagesInSerializer, request.data)["messages"]
         rows = services.message_bulk_create(session=session, messages=[services.NewMessage(**item) for item in items])
         return Response({"ids": [row.id for row in rows]}, status=201)
 
@@ -96,7 +91,7 @@ class SessionCommitView(APIView):
     )
     def post(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(owner=request.user, session_id=session_id)
-        result = services.session_commit(session=session, **_valid(s.CommitInSerializer, request.data))
+        result = services.session_commit(session=session, **validated(s.CommitInSerializer, request.data))
         return Response(
             {
                 "committed": result.committed,
@@ -123,7 +118,7 @@ class SessionContextView(APIView):
     )
     def get(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(owner=request.user, session_id=session_id)
-        query = _valid(s.ContextQuerySerializer, request.query_params)
+        query = validated(s.ContextQuerySerializer, request.query_params)
         return Response(selectors.session_context_for_search(session=session, **query))
 
 
@@ -176,7 +171,7 @@ class SessionWorkingSetView(APIView):
     )
     def post(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(owner=request.user, session_id=session_id)
-        update = _valid(s.WorkingSetUpdateSerializer, request.data)
+        update = validated(s.WorkingSetUpdateSerializer, request.data)
         state = services.working_set_update(
             session_id=str(session.id),
             resolved_terms=update["resolved_terms"],
@@ -201,7 +196,7 @@ class RecallView(APIView):
         summary="Messages from earlier sessions relevant to a query (seed 002)",
     )
     def post(self, request: Request) -> Response:
-        params = _valid(s.RecallInSerializer, request.data)
+        params = validated(s.RecallInSerializer, request.data)
         return Response(selectors.recall_messages(owner=request.user, **params))
 
 
@@ -212,7 +207,7 @@ class MemoryListView(APIView):
         summary="The user's long-term memories",
     )
     def get(self, request: Request) -> Response:
-        query = _valid(s.MemoryQuerySerializer, request.query_params)
+        query = validated(s.MemoryQuerySerializer, request.query_params)
         memories = selectors.memory_list(owner=request.user, **query)
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(memories, request, view=self)
