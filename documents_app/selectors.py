@@ -6,10 +6,10 @@ import re
 import uuid
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from documents_app.exceptions import DocumentNotFound, InvalidUri, NodeNotFound
-from documents_app.models import Document, DocumentNode, user_root_uri
+from documents_app.models import Document, DocumentNode, document_uri, user_root_uri
 
 LEVELS = ("L0", "L1", "L2")
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -141,3 +141,21 @@ def fs_read(*, owner, uri: str, level: str = "L1") -> dict[str, Any]:
     else:
         text = _full_text(owner, node)
     return {"uri": uri, "level": level, "kind": node.kind, "title": node.title, "text": text}
+
+
+def node_scope(*, owner, uri: str | None) -> tuple[str, QuerySet[DocumentNode]]:
+    """The owner's nodes at and below ``uri`` (the user root when empty), for scoped searches.
+
+    A malformed URI is an error; another user's, or one naming nothing, is "not found".
+    """
+    nodes = DocumentNode.objects.filter(owner=owner)
+    if not uri:
+        return user_root_uri(owner.id), nodes
+    uri, doc_id = _parse_uri(owner, uri)
+    if doc_id is None:
+        return uri, nodes
+    if not nodes.filter(uri=uri).exists():
+        if uri == document_uri(owner.id, doc_id) and Document.objects.filter(owner=owner, id=doc_id).exists():
+            return uri, nodes.none()  # not indexed yet: nothing to find, but not an error
+        raise NodeNotFound()
+    return uri, nodes.filter(document_id=doc_id, uri__startswith=uri).filter(Q(uri=uri) | Q(uri__startswith=uri + "/"))

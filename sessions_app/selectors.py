@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -179,6 +180,7 @@ def recall_messages(
     max_results: int = 10,
     max_tokens: int = 2000,
     threshold: float | None = None,
+    query_vector: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """Messages from the owner's earlier sessions relevant to ``query`` (seed 002).
 
@@ -201,7 +203,7 @@ def recall_messages(
     source = "keyword"
     if messages.filter(embedding_model=model, embedding__isnull=False).exists():
         try:
-            vector, _ = ai.embed_query(query, purpose="recall", owner_id=owner.id)
+            vector = query_vector or ai.embed_query(query, purpose="recall", owner_id=owner.id)[0]
             nearest = nearest_neighbours(queryset=messages, embedding=vector, model_name=model, limit=max_results)
             found = [_recall_row(m, 1 - m.distance) for m in nearest if 1 - m.distance >= threshold]
             source = "vector" if found else "keyword"

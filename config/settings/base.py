@@ -221,6 +221,27 @@ CHUNK_TOKENS = env_int("CHUNK_TOKENS", 300, minimum=32)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 40, minimum=0)
 MIN_SECTION_TOKENS = env_int("MIN_SECTION_TOKENS", 40, minimum=0)
 
+# --- Retrieval ---------------------------------------------------------------------------------------
+# "hierarchical" descends from the best directories (seed 003); "flat" ranks chunks directly.
+RETRIEVAL_MODE = env_str("RETRIEVAL_MODE", "hierarchical")
+# A child's score is SCORE_PROPAGATION_ALPHA * its own + (1 - alpha) * its parent's.
+SCORE_PROPAGATION_ALPHA = env_float("SCORE_PROPAGATION_ALPHA", 0.5)
+# Directories whose score falls below this are not descended into.
+DIRECTORY_SCORE_THRESHOLD = env_float("DIRECTORY_SCORE_THRESHOLD", 0.15)
+# Descent stops when the top-k has not changed for this many expansions, or after MAX_DIRECTORIES.
+RETRIEVAL_CONVERGENCE_ROUNDS = env_int("RETRIEVAL_CONVERGENCE_ROUNDS", 3, minimum=1)
+RETRIEVAL_MAX_DIRECTORIES = env_int("RETRIEVAL_MAX_DIRECTORIES", 24, minimum=1)
+# Candidates each retriever contributes before fusion.
+RETRIEVAL_CANDIDATES = env_int("RETRIEVAL_CANDIDATES", 50, minimum=5)
+# Weight of the keyword score in the blend (the dense similarity takes the rest).
+KEYWORD_WEIGHT = env_float("KEYWORD_WEIGHT", 0.3)
+# Documents active in the session rank this much higher (a bias, never a filter).
+DOCUMENT_BIAS = env_float("DOCUMENT_BIAS", 0.15)
+# Memory hits: cosine similarity floor, and how many results of a search at most come from memory.
+MEMORY_SIMILARITY_THRESHOLD = env_float("MEMORY_SIMILARITY_THRESHOLD", 0.35)
+QUERY_MAX_CHARS = env_int("QUERY_MAX_CHARS", 4000, minimum=16)
+SEARCH_MAX_TOKENS = env_int("SEARCH_MAX_TOKENS", 2000, minimum=50)
+
 # --- Feature flags (seed 001), with the seed's defaults --------------------------------------------
 ENABLE_QUERY_REWRITING = env_bool("ENABLE_QUERY_REWRITING", True)
 ENABLE_SESSION_MEMORY = env_bool("ENABLE_SESSION_MEMORY", True)

@@ -1,0 +1,66 @@
+"""Request and response shapes of the Retrieval API."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from config.api import reject_nul
+
+MAX_LIMIT = 100
+
+
+class FindInSerializer(serializers.Serializer):
+    # Length is checked by the service, so that chat and search share one limit and one error.
+    query = serializers.CharField(trim_whitespace=False, validators=[reject_nul])
+    target_uri = serializers.CharField(
+        max_length=512, required=False, allow_blank=True, allow_null=True, default=None, validators=[reject_nul]
+    )
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, default=5)
+    score_threshold = serializers.FloatField(
+        min_value=0.0, max_value=10.0, required=False, allow_null=True, default=None
+    )
+    debug_search_trace = serializers.BooleanField(required=False, default=False)
+    mode = serializers.ChoiceField(
+        choices=["hierarchical", "flat"],
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="hierarchical (directory descent, the default) or flat (chunks ranked directly).",
+    )
+    fusion = serializers.ChoiceField(
+        choices=["blend", "rrf"],
+        required=False,
+        default="blend",
+        help_text="For flat: calibrated blend of similarity and keyword coverage, or reciprocal rank fusion.",
+    )
+
+
+class SearchInSerializer(FindInSerializer):
+    session_id = serializers.CharField(max_length=64, validators=[reject_nul])
+
+
+class HitSerializer(serializers.Serializer):
+    uri = serializers.CharField()
+    doc_id = serializers.CharField(allow_null=True)
+    chunk_id = serializers.CharField(allow_null=True)
+    level = serializers.CharField(help_text="The tier `text` comes from: L1, L0, L2 or match_reason.")
+    text = serializers.CharField()
+    abstract = serializers.CharField()
+    overview = serializers.CharField()
+    content = serializers.CharField(help_text="The full text (L2) of a chunk, memory or message.")
+    title = serializers.CharField()
+    kind = serializers.CharField(help_text="chunk, memory or message.")
+    origin = serializers.CharField(help_text="document, memory or conversation.")
+    score = serializers.FloatField()
+    source = serializers.ChoiceField(choices=["semantic", "keyword", "hybrid", "memory"])
+    match_reason = serializers.CharField()
+
+
+class FindOutSerializer(serializers.Serializer):
+    results = HitSerializer(many=True)
+    trace_id = serializers.CharField()
+    search_trace = serializers.DictField(required=False)
+
+
+class SearchOutSerializer(FindOutSerializer):
+    query_plan = serializers.DictField()

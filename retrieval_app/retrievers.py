@@ -1,0 +1,393 @@
+"""The retrievers behind find() and search(), all over one PostgreSQL.
+
+Dense candidates come from pgvector (HNSW with iterative scan, or an exact scan for small scopes),
+keyword candidates from the generated full-text columns. Flat retrieval fuses the two over chunks;
+hierarchical retrieval (seed 003's directory recursive retrieval) starts from the best directories
+and descends, blending each child's score with its parent's until the top-k stops changing.
+
+Every function here reads; ``services`` records what they did in a ``SearchTrace``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery
+from django.db import connection
+from django.db.models import Case, FloatField, QuerySet, Value, When
+from django.db.models.expressions import RawSQL
+from pgvector.django import CosineDistance
+
+from retrieval_app.selectors import nearest_neighbours
+
+TEXT_SEARCH_CONFIG = "english"
+MAX_QUERY_LEXEMES = 64
+RRF_K = 60
+SEED_DIRECTORIES = 10
+EXPANSIONS_PER_ROUND = 4
+TRACE_CANDIDATES = 30
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query as the retrievers need it: its text, its vector (None when it could not be embedded),
+    and PostgreSQL's stems of its words."""
+
+    text: str
+    vector: list[float] | None
+    model: str
+    lexemes: tuple[str, ...]
+
+    @property
+    def tsquery(self) -> str:
+        """Any of the stems, as tsquery text (each quoted, so nothing in a query is syntax)."""
+        return " | ".join("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in self.lexemes)
+
+
+def query_lexemes(text: str) -> tuple[str, ...]:
+    """The stems PostgreSQL's English configuration makes of ``text``, stopwords dropped."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tsvector_to_array(to_tsvector(%s::regconfig, %s))", [TEXT_SEARCH_CONFIG, text])
+        (lexemes,) = cursor.fetchone()
+    return tuple((lexemes or [])[:MAX_QUERY_LEXEMES])
+
+
+@dataclass
+class Candidate:
+    """One scored row: a document node (or a memory or message, for search's other sources)."""
+
+    uri: str
+    kind: str
+    parent_uri: str = ""
+    doc_id: str | None = None
+    row: Any = None
+    dense: float | None = None
+    keyword: float = 0.0
+    matched: list[str] = field(default_factory=list)
+    own: float = 0.0
+    score: float = 0.0
+    found_by: set[str] = field(default_factory=set)
+    boosts: list[str] = field(default_factory=list)
+    via: list[str] = field(default_factory=list)
+
+    @property
+    def source(self) -> str:
+        semantic = "dense" in self.found_by or self.dense is not None
+        keyword = bool(self.matched)
+        if semantic and keyword:
+            return "hybrid"
+        return "keyword" if keyword else "semantic"
+
+    def summary(self) -> dict[str, Any]:
+        """A compact form for the trace."""
+        return {
+            "uri": self.uri,
+            "score": round(self.score, 4),
+            "own": round(self.own, 4),
+            "dense": None if self.dense is None else round(self.dense, 4),
+            "keyword": round(self.keyword, 4),
+            "matched": self.matched,
+            **({"via": self.via} if self.via else {}),
+        }
+
+
+def blend(*, dense: float | None, coverage: float) -> float:
+    """A calibrated score in [0, 1]: cosine similarity and the share of query stems present, weighted
+    by KEYWORD_WEIGHT. A row without a vector still scores by its keywords."""
+    weight = settings.KEYWORD_WEIGHT
+    return (1 - weight) * max(dense or 0.0, 0.0) + weight * coverage
+
+
+def _table(queryset: QuerySet) -> str:
+    return connection.ops.quote_name(queryset.model._meta.db_table)
+
+
+def scored(queryset: QuerySet, query: Query) -> QuerySet:
+    """``queryset`` with each row's exact cosine similarity (``dense``, NULL without a vector of the
+    query's model), keyword rank and the query stems it contains (``matched``)."""
+    table = _table(queryset)
+    annotations: dict[str, Any] = {}
+    if query.vector is not None:
+        annotations["dense"] = Case(
+            When(embedding_model=query.model, then=Value(1.0) - CosineDistance("embedding", query.vector)),
+            default=None,
+            output_field=FloatField(),
+        )
+    else:
+        annotations["dense"] = Value(None, output_field=FloatField())
+    if query.lexemes:
+        annotations["kw_rank"] = RawSQL(  # noqa: S611 (parameters bound; table name from the model)
+            f"ts_rank_cd({table}.search_vector, %s::tsquery, 32)", [query.tsquery], output_field=FloatField()
+        )
+        annotations["matched"] = RawSQL(  # noqa: S611 (as above)
+            f"ARRAY(SELECT unnest(tsvector_to_array({table}.search_vector)) INTERSECT SELECT unnest(%s::text[]))",
+            [list(query.lexemes)],
+        )
+    else:
+        annotations["kw_rank"] = Value(0.0, output_field=FloatField())
+        annotations["matched"] = RawSQL("ARRAY[]::text[]", [])
+    return queryset.defer("embedding", "search_vector").annotate(**annotations)
+
+
+def _node_candidate(node, query: Query) -> Candidate:
+    matched = sorted(node.matched or [])
+    coverage = len(matched) / len(query.lexemes) if query.lexemes else 0.0
+    candidate = Candidate(
+        uri=node.uri,
+        kind=node.kind,
+        parent_uri=node.parent_uri,
+        doc_id=str(node.document_id),
+        row=node,
+        dense=node.dense,
+        keyword=coverage,
+        matched=matched,
+    )
+    candidate.own = candidate.score = blend(dense=node.dense, coverage=coverage)
+    return candidate
+
+
+def dense_uris(queryset: QuerySet, query: Query, *, limit: int, key: str = "uri") -> list[tuple[Any, float]]:
+    """The rows nearest the query vector, as (key, similarity), best first."""
+    if query.vector is None:
+        return []
+    rows = nearest_neighbours(queryset=queryset.only(key), embedding=query.vector, model_name=query.model, limit=limit)
+    return [(getattr(row, key), 1 - row.distance) for row in rows]
+
+
+def keyword_uris(queryset: QuerySet, query: Query, *, limit: int, key: str = "uri") -> list[tuple[Any, float]]:
+    """The rows whose text matches any query stem, as (key, cover-density rank), best first."""
+    if not query.lexemes:
+        return []
+    table = _table(queryset)
+    rows = (
+        queryset.filter(search_vector=SearchQuery(query.tsquery, search_type="raw", config="simple"))
+        .annotate(
+            kw_rank=RawSQL(  # noqa: S611 (as above)
+                f"ts_rank_cd({table}.search_vector, %s::tsquery, 32)", [query.tsquery], output_field=FloatField()
+            )
+        )
+        .order_by("-kw_rank", key)
+        .values_list(key, "kw_rank")[:limit]
+    )
+    return list(rows)
+
+
+def score_nodes(queryset: QuerySet, query: Query, uris: Iterable[str]) -> dict[str, Candidate]:
+    uris = list(dict.fromkeys(uris))
+    if not uris:
+        return {}
+    return {node.uri: _node_candidate(node, query) for node in scored(queryset.filter(uri__in=uris), query)}
+
+
+@dataclass
+class Retrieval:
+    """What a retriever returns: the ranked candidates and the stages it went through, for the trace."""
+
+    candidates: list[Candidate]
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    visited: list[str] = field(default_factory=list)
+
+
+def _stage(name: str, started: float, **details: Any) -> dict[str, Any]:
+    return {"stage": name, "ms": round((time.perf_counter() - started) * 1000, 2), **details}
+
+
+def _trace_list(pairs: Sequence[tuple[str, float]]) -> list[dict[str, Any]]:
+    return [{"uri": uri, "score": round(float(score), 4)} for uri, score in pairs[:TRACE_CANDIDATES]]
+
+
+def chunk_candidates(
+    scope: QuerySet, query: Query, *, limit: int, fusion: str, retrievers: Sequence[str] = ("dense", "keyword")
+) -> Retrieval:
+    """Flat retrieval over the chunks in scope: dense and keyword candidates, fused.
+
+    ``fusion="blend"`` rescores the union of both lists exactly on both signals; ``"rrf"`` sums
+    reciprocal ranks (k=60), scaled so that first in both lists scores 1.
+    """
+    chunks = scope.filter(kind="chunk")
+    pool = max(limit, settings.RETRIEVAL_CANDIDATES)
+    stages = []
+    started = time.perf_counter()
+    dense = dense_uris(chunks, query, limit=pool) if "dense" in retrievers else []
+    stages.append(_stage("dense", started, retriever="pgvector cosine", candidates=_trace_list(dense)))
+    started = time.perf_counter()
+    keyword = keyword_uris(chunks, query, limit=pool) if "keyword" in retrievers else []
+    stages.append(
+        _stage(
+            "keyword",
+            started,
+            retriever="postgres full text",
+            terms=list(query.lexemes),
+            candidates=_trace_list(keyword),
+        )
+    )
+    started = time.perf_counter()
+    candidates = score_nodes(chunks, query, [uri for uri, _ in dense] + [uri for uri, _ in keyword])
+    for uri, _ in dense:
+        candidates[uri].found_by.add("dense")
+    for uri, _ in keyword:
+        candidates[uri].found_by.add("keyword")
+    if fusion == "rrf":
+        ranks: dict[str, float] = {}
+        lists = [ranked for ranked in (dense, keyword) if ranked]
+        for ranked in lists:
+            for position, (uri, _) in enumerate(ranked, start=1):
+                ranks[uri] = ranks.get(uri, 0.0) + 1.0 / (RRF_K + position)
+        best = len(lists) / (RRF_K + 1) if lists else 1.0
+        for uri, candidate in candidates.items():
+            candidate.own = candidate.score = ranks.get(uri, 0.0) / best
+    elif retrievers == ("dense",) or list(retrievers) == ["dense"]:
+        for candidate in candidates.values():
+            candidate.own = candidate.score = max(candidate.dense or 0.0, 0.0)
+    elif list(retrievers) == ["keyword"]:
+        for candidate in candidates.values():
+            candidate.own = candidate.score = candidate.keyword
+    ranked = sorted(candidates.values(), key=lambda c: (-c.score, c.uri))
+    stages.append(_stage("fusion", started, method=fusion, candidates=[c.summary() for c in ranked[:TRACE_CANDIDATES]]))
+    return Retrieval(candidates=ranked, stages=stages)
+
+
+def _ancestors(uri: str, root_depth: int) -> list[str]:
+    """The directory URIs above ``uri`` down from the document (whose URI has ``root_depth`` parts)."""
+    parts = uri.split("/")
+    return ["/".join(parts[:depth]) for depth in range(root_depth, len(parts))]
+
+
+# viking://resources/users/{user}/documents/{doc}: the document is the 7th part when split on "/".
+DOCUMENT_URI_PARTS = 7
+
+
+def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Retrieval:
+    """Seed 003's directory recursive retrieval.
+
+    Seeds are the best directories by either retriever, plus the sections holding the best chunks of a
+    flat search. Their scores propagate down from the document: a node's score is
+    ``alpha * own + (1 - alpha) * parent's``. The best unvisited directories are expanded a few at a
+    time; a child directory scoring at least DIRECTORY_SCORE_THRESHOLD joins the queue. Descent stops
+    when the top ``limit`` chunks have not changed for RETRIEVAL_CONVERGENCE_ROUNDS rounds, when no
+    directory is left, or after RETRIEVAL_MAX_DIRECTORIES.
+    """
+    alpha = settings.SCORE_PROPAGATION_ALPHA
+    threshold = settings.DIRECTORY_SCORE_THRESHOLD
+    directories = scope.exclude(kind="chunk")
+    flat = chunk_candidates(scope, query, limit=limit, fusion="blend")
+    stages = list(flat.stages)
+
+    started = time.perf_counter()
+    dense_dirs = dense_uris(directories, query, limit=SEED_DIRECTORIES)
+    keyword_dirs = keyword_uris(directories, query, limit=SEED_DIRECTORIES)
+    seed_uris = [uri for uri, _ in dense_dirs] + [uri for uri, _ in keyword_dirs]
+    seed_uris += [c.parent_uri for c in flat.candidates[:SEED_DIRECTORIES] if c.parent_uri]
+    wanted = {ancestor for uri in seed_uris for ancestor in _ancestors(uri, DOCUMENT_URI_PARTS)} | set(seed_uris)
+    scored_dirs = score_nodes(directories, query, wanted)
+    # Top-down, so that every parent's final score is known before its children's.
+    for uri in sorted(scored_dirs, key=lambda u: u.count("/")):
+        directory = scored_dirs[uri]
+        parent = scored_dirs.get(directory.parent_uri)
+        if parent is not None:
+            directory.score = alpha * directory.own + (1 - alpha) * parent.score
+            directory.via = [*parent.via, parent.uri]
+    seeds = [scored_dirs[uri] for uri in dict.fromkeys(seed_uris) if uri in scored_dirs]
+    stages.append(
+        _stage(
+            "directories",
+            started,
+            seeds=[d.summary() for d in sorted(seeds, key=lambda d: -d.score)[:TRACE_CANDIDATES]],
+        )
+    )
+
+    started = time.perf_counter()
+    # The sections of the very best chunks are always opened, so a strong passage in a weak section is
+    # still found; other directories must reach the threshold.
+    must_open = {c.parent_uri for c in flat.candidates[:3]}
+    queue = [(-d.score, d.uri) for d in seeds if d.score >= threshold or d.uri in must_open]
+    heapq.heapify(queue)
+    below = [d.uri for d in seeds if d.score < threshold and d.uri not in must_open]
+    visited: list[str] = []
+    chunks: dict[str, Candidate] = {}
+    rounds: list[dict[str, Any]] = []
+    previous: list[str] = []
+    stable = 0
+    budget = settings.RETRIEVAL_MAX_DIRECTORIES
+    while queue and len(visited) < budget:
+        batch = []
+        while queue and len(batch) < min(EXPANSIONS_PER_ROUND, budget - len(visited)):
+            _, uri = heapq.heappop(queue)
+            if uri not in visited and uri not in batch:
+                batch.append(uri)
+        if not batch:
+            break
+        visited += batch
+        children = [_node_candidate(node, query) for node in scored(scope.filter(parent_uri__in=batch), query)]
+        for child in children:
+            parent = scored_dirs[child.parent_uri]
+            child.score = alpha * child.own + (1 - alpha) * parent.score
+            child.via = [*parent.via, parent.uri]
+            child.found_by.add("dense" if child.dense is not None else "keyword")
+            if child.kind == "chunk":
+                chunks[child.uri] = child
+            else:
+                scored_dirs[child.uri] = child
+                if child.score >= threshold and child.uri not in visited:
+                    heapq.heappush(queue, (-child.score, child.uri))
+                elif child.score < threshold:
+                    below.append(child.uri)
+        top = [c.uri for c in sorted(chunks.values(), key=lambda c: (-c.score, c.uri))[:limit]]
+        stable = stable + 1 if top == previous and len(top) >= limit else 0
+        previous = top
+        rounds.append({"expanded": batch, "children": len(children), "top": top, "stable_rounds": stable})
+        if stable >= settings.RETRIEVAL_CONVERGENCE_ROUNDS:
+            break
+    ranked = sorted(chunks.values(), key=lambda c: (-c.score, c.uri))
+    stages.append(
+        _stage(
+            "descent",
+            started,
+            alpha=alpha,
+            directory_threshold=threshold,
+            rounds=rounds,
+            converged=stable >= settings.RETRIEVAL_CONVERGENCE_ROUNDS,
+            directories_below_threshold=below[:TRACE_CANDIDATES],
+            candidates=[c.summary() for c in ranked[:TRACE_CANDIDATES]],
+        )
+    )
+    return Retrieval(candidates=ranked, stages=stages, visited=visited)
+
+
+def memory_candidates(memories: QuerySet, query: Query, *, limit: int) -> Retrieval:
+    """Long-term memories relevant to the query, by either retriever, scored like document nodes.
+
+    A memory is kept when its similarity reaches MEMORY_SIMILARITY_THRESHOLD or it holds at least half
+    the query's stems; the trace lists the rest as cut.
+    """
+    started = time.perf_counter()
+    dense = dense_uris(memories, query, limit=limit, key="id")
+    keyword = keyword_uris(memories, query, limit=limit, key="id")
+    found: dict[int, Candidate] = {}
+    for memory in scored(memories.filter(id__in=[i for i, _ in dense] + [i for i, _ in keyword]), query):
+        matched = sorted(memory.matched or [])
+        coverage = len(matched) / len(query.lexemes) if query.lexemes else 0.0
+        candidate = Candidate(
+            uri=f"viking://user/{memory.owner_id}/memories/{memory.category}/{memory.id}",
+            kind="memory",
+            row=memory,
+            dense=memory.dense,
+            keyword=coverage,
+            matched=matched,
+        )
+        candidate.own = candidate.score = blend(dense=memory.dense, coverage=coverage)
+        candidate.found_by = {name for name, ids in (("dense", dense), ("keyword", keyword)) if memory.id in dict(ids)}
+        found[memory.id] = candidate
+    floor = settings.MEMORY_SIMILARITY_THRESHOLD
+    kept = [c for c in found.values() if (c.dense or 0.0) >= floor or c.keyword >= 0.5]
+    cut = [c.summary() for c in found.values() if c not in kept]
+    ranked = sorted(kept, key=lambda c: (-c.score, c.uri))
+    stage = _stage(
+        "memories", started, threshold=floor, candidates=[c.summary() for c in ranked], cut=cut[:TRACE_CANDIDATES]
+    )
+    return Retrieval(candidates=ranked, stages=[stage])

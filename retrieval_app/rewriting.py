@@ -1,0 +1,306 @@
+"""Signal-gated query rewriting (seed 001).
+
+A follow-up like "what was its deadline?" retrieves nothing useful alone. A cheap detector looks for
+the signals of such a question: pronouns and demonstratives with no antecedent in the query, elliptic
+openings ("and for Germany?"), very short follow-ups, and references to "the document" or "that
+section". Standalone queries pay nothing. When a signal fires and the session has context, the query
+is rewritten: by the LLM when one is configured, else by a built-in resolver that substitutes from
+the session's working set and its last turn. Any failure leaves the original query.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrieval_app.ai import extractive
+
+logger = logging.getLogger(__name__)
+
+_APOSTROPHES = str.maketrans({"\u2019": "'"})
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'\u2019-]*|\d+")
+PRONOUNS = frozenset(
+    {"it", "its", "it's", "itself", "they", "them", "their", "theirs", "themselves"}
+    | {"he", "him", "his", "she", "her", "hers", "one", "ones"}
+)
+DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+# Nouns that, after "the", "this" or "that", point into the conversation rather than the world.
+_DOCUMENT_NOUNS = frozenset({"document", "doc", "file", "paper", "pdf", "section", "chapter", "report"})
+REFERENCE_NOUNS = _DOCUMENT_NOUNS | {
+    *("docs", "documents", "files", "sections", "page", "pages", "attachment", "article", "part", "paragraph"),
+    *("table", "clause", "one", "ones", "option", "options", "point", "points", "step", "steps", "item", "items"),
+    *("thing", "things", "former", "latter", "above"),
+}
+_ORDINALS = r"(?:first|second|third|fourth|fifth|last|previous|other|same|next|former|latter)"
+_ORDINAL_REFERENCE = re.compile(rf"\b(?:the|that|this)\s+{_ORDINALS}(?:\s+one|\s+\w+)?\b", re.IGNORECASE)
+_ELLIPSIS_START = re.compile(
+    r"^\s*(?:and|or|but|also|so|then|what about|how about|same for|same with|what if|why not|and what about|"
+    r"any other|anything else|more on|else|instead)\b",
+    re.IGNORECASE,
+)
+_VERBS_AFTER_BARE_DEMONSTRATIVE = frozenset(
+    {"is", "was", "are", "were", "does", "do", "did", "mean", "means", "say", "says", "work", "works"}
+)
+SHORT_FOLLOWUP_WORDS = 3
+MAX_REWRITE_CHARS = 1000
+
+
+@dataclass
+class RewriteContext:
+    """What the session knows, in plain data: its last turns, its summary and its working set."""
+
+    recent_turns: Sequence[tuple[str, str]] = ()
+    summary: str = ""
+    resolved_terms: dict[str, str] = field(default_factory=dict)
+    active_documents: Sequence[tuple[str, str]] = ()  # (uri, title), most recent first
+    active_sections: Sequence[tuple[str, str]] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.recent_turns or self.summary.strip() or self.active_documents or self.resolved_terms)
+
+
+@dataclass
+class Rewrite:
+    """The decision and its outcome, as recorded in the trace and returned in the query plan."""
+
+    query: str
+    rewritten: bool = False
+    reason: str = ""
+    signals: list[str] = field(default_factory=list)
+    method: str = ""
+    resolved_terms: dict[str, str] = field(default_factory=dict)
+    error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rewritten": self.rewritten,
+            "reason": self.reason,
+            "signals": self.signals,
+            "method": self.method,
+            "resolved_terms": self.resolved_terms,
+            **({"error": self.error} if self.error else {}),
+        }
+
+
+def _content_words(words: Sequence[str]) -> list[str]:
+    return [w for w in words if w.lower() not in extractive.STOPWORDS and len(w) > 2 and w.lower() not in PRONOUNS]
+
+
+_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "their", "his", "her", "this", "that", "these", "those"})
+
+
+def _has_antecedent(words: Sequence[str]) -> bool:
+    """Whether the words before a pronoun name something it can refer to: a noun introduced by a
+    determiner ("the retention policy ... change it"), a name ("Kafka ... is it fast") or a technical
+    token. Verbs and adverbs ("how often should I descale it") are not antecedents."""
+    for index, word in enumerate(words):
+        lowered = word.lower()
+        if lowered in _DETERMINERS and index + 1 < len(words) and _content_words(words[index + 1 : index + 2]):
+            return True
+        if index > 0 and word[0].isupper() and lowered not in PRONOUNS and word != "I":
+            return True
+        if any(ch.isdigit() for ch in word) or "_" in word or "." in word.strip("."):
+            return True
+    return False
+
+
+def detect_signals(query: str) -> list[str]:
+    """The signals that ``query`` leans on earlier turns. Empty for a standalone question."""
+    words = _WORD.findall(query)
+    lowered = [w.lower().translate(_APOSTROPHES) for w in words]
+    signals: list[str] = []
+    for index, word in enumerate(lowered):
+        antecedent = _has_antecedent(words[:index])
+        if word in PRONOUNS:
+            if word in ("one", "ones") and not (index and lowered[index - 1] in ("the", "that", "this", "which")):
+                continue  # "one of the options" is a number, not a reference
+            if not antecedent:
+                signals.append(f"pronoun:{word}")
+        elif word in DEMONSTRATIVES:
+            following = lowered[index + 1] if index + 1 < len(lowered) else ""
+            if following in REFERENCE_NOUNS:
+                signals.append(f"reference:{word} {following}")
+            elif (not following or following in _VERBS_AFTER_BARE_DEMONSTRATIVE) and not antecedent:
+                signals.append(f"demonstrative:{word}")
+        elif word == "the" and index + 1 < len(lowered) and lowered[index + 1] in _DOCUMENT_NOUNS:
+            signals.append(f"reference:the {lowered[index + 1]}")
+    if _ORDINAL_REFERENCE.search(query):
+        signals.append("ordinal:" + _ORDINAL_REFERENCE.search(query).group(0).lower())
+    if _ELLIPSIS_START.match(query):
+        signals.append("ellipsis:" + _ELLIPSIS_START.match(query).group(0).strip().lower())
+    # "why?", "more detail please": too little to search on. "capital of France?" names its subject.
+    if len(_content_words(words)) <= SHORT_FOLLOWUP_WORDS and len(words) <= 6 and not _has_antecedent(words):
+        signals.append("short_followup")
+    return list(dict.fromkeys(signals))
+
+
+def decide(query: str, context: RewriteContext, *, enabled: bool) -> Rewrite:
+    """Whether to rewrite, and why; the rewrite itself is ``resolve`` or the LLM's."""
+    if not enabled:
+        return Rewrite(query=query, reason="query rewriting is disabled (ENABLE_QUERY_REWRITING)")
+    signals = detect_signals(query)
+    if not signals:
+        return Rewrite(query=query, reason="standalone query: no follow-up signal")
+    if context.empty:
+        return Rewrite(query=query, signals=signals, reason="follow-up signals but no session context to resolve them")
+    return Rewrite(query=query, signals=signals, reason="follow-up signals: " + ", ".join(signals))
+
+
+def _noun_phrases(text: str) -> list[tuple[float, str]]:
+    """Runs of up to four content words, scored as likely subjects: named (capitalised past the start of
+    the sentence), introduced by a determiner, and longer runs score higher; later ones break ties,
+    since a question's object usually comes last."""
+    found: list[tuple[float, str]] = []
+    for sentence in extractive.split_sentences(text[:4000]):
+        tokens = re.findall(r"[A-Za-z0-9][\w'.-]*[\w]|[A-Za-z0-9]|[^\w\s]", sentence)
+        run: list[str] = []
+        introduced = False
+        previous = ""
+
+        def close() -> None:
+            if run:
+                named = any(word[0].isupper() for word in run[1:]) or (run[0][0].isupper() and previous)
+                score = len(run) + (2 if named else 0) + (1.5 if introduced else 0)
+                found.append((score, " ".join(run[-4:])))
+
+        for position, token in enumerate(tokens):
+            lowered = token.lower()
+            is_content = (
+                token[0].isalnum()
+                and lowered not in extractive.STOPWORDS
+                and lowered not in PRONOUNS
+                and len(token) > 2
+                and not (position == 0 and not token[0].isupper())
+            )
+            if is_content and not (position == 0 and lowered in _LEADING_VERBS):
+                run.append(token)
+                continue
+            close()
+            introduced = lowered in _DETERMINERS
+            run = []
+            previous = token
+        close()
+    return found
+
+
+_LEADING_VERBS = frozenset({"tell", "show", "explain", "describe", "give", "list", "find", "help", "compare"})
+
+
+def salient_phrases(turns: Sequence[tuple[str, str]], *, limit: int = 3) -> list[str]:
+    """The subjects of the last turn: those of the user's last message first, then of the answer."""
+    phrases: list[str] = []
+    for role in ("user", "assistant"):
+        last = next((content for r, content in reversed(turns) if r == role), "")
+        ranked = sorted(enumerate(_noun_phrases(last)), key=lambda item: (-item[1][0], -item[0]))
+        for _, (_, phrase) in ranked:
+            if phrase.lower() not in {p.lower() for p in phrases}:
+                phrases.append(phrase)
+            if len(phrases) >= limit:
+                return phrases
+    return phrases
+
+
+def _replace_word(text: str, word: str, replacement: str) -> str:
+    return re.sub(rf"\b{re.escape(word)}\b", replacement, text, count=1, flags=re.IGNORECASE)
+
+
+def resolve(decision: Rewrite, context: RewriteContext) -> Rewrite:
+    """The built-in resolver: substitutes the last turn's subject for pronouns, the active document or
+    section for references to them, and adds the topic to elliptic follow-ups."""
+    query = decision.query
+    phrases = salient_phrases(context.recent_turns)
+    subject = phrases[0] if phrases else ""
+    resolved: dict[str, str] = {}
+    extra: list[str] = []
+    for signal in decision.signals:
+        kind, _, words = signal.partition(":")
+        if kind == "pronoun":
+            target = subject or context.resolved_terms.get(words, "")
+            if not target:
+                continue
+            replacement = f"{target}'s" if words in ("its", "their", "his", "her") else target
+            query = _replace_word(query, words, replacement)
+            resolved[words] = target
+        elif kind == "demonstrative":
+            target = subject or context.resolved_terms.get(words, "")
+            if target:
+                query = _replace_word(query, words, target)
+                resolved[words] = target
+        elif kind == "reference":
+            noun = words.split()[-1]
+            pool = context.active_sections if noun in ("section", "chapter", "part", "paragraph", "clause") else ()
+            pool = pool or context.active_documents
+            if pool and pool[0][1]:
+                title = pool[0][1]
+                query = _replace_word(query, words, f"{words} ({title})")
+                resolved[words] = title
+            elif subject:
+                extra.append(subject)
+        elif kind in ("ellipsis", "ordinal", "short_followup"):
+            extra += phrases[:2]
+    for term, meaning in context.resolved_terms.items():
+        mentioned = re.search(rf"\b{re.escape(term)}\b", query, re.IGNORECASE)
+        if mentioned and term not in PRONOUNS | DEMONSTRATIVES and meaning.lower() not in query.lower():
+            extra.append(meaning)
+    extra = [p for p in dict.fromkeys(extra) if p.lower() not in query.lower()]
+    if extra:
+        query = f"{query.rstrip()} ({'; '.join(extra)})"
+    if query == decision.query:
+        decision.reason += "; nothing in the session resolved them"
+        return decision
+    decision.query = query
+    decision.rewritten = True
+    decision.method = "working_set"
+    decision.resolved_terms = resolved
+    return decision
+
+
+def llm_prompt(query: str, context: RewriteContext) -> list[dict[str, str]]:
+    turns = "\n".join(f"{role}: {content[:600]}" for role, content in list(context.recent_turns)[-6:])
+    documents = ", ".join(title for _, title in context.active_documents[:3] if title)
+    return [
+        {
+            "role": "system",
+            "content": (
+                "You rewrite a user's follow-up question into a standalone search query. Resolve pronouns, "
+                "references and ellipsis from the conversation. Keep the user's language and intent, add nothing "
+                "else. Answer with the rewritten query only, on one line."
+            ),
+        },
+        {
+            "role": "user",
+            "content": (
+                (f"Conversation summary:\n{context.summary[:2000]}\n\n" if context.summary.strip() else "")
+                + (f"Documents in use: {documents}\n\n" if documents else "")
+                + f"Recent turns:\n{turns}\n\nFollow-up question: {query}\n\nStandalone query:"
+            ),
+        },
+    ]
+
+
+def rewrite_with_llm(decision: Rewrite, context: RewriteContext, *, engine: Any, owner_id: int | None) -> Rewrite:
+    """The LLM's rewrite; on any failure, the built-in resolver's (which at worst keeps the query)."""
+    try:
+        text = engine.complete(llm_prompt(decision.query, context), purpose="query_rewrite", owner_id=owner_id)
+        text = text.strip().strip('"').strip().splitlines()[0].strip() if text and text.strip() else ""
+        if not text:
+            raise ValueError("the model answered with nothing")
+        if len(text) > max(MAX_REWRITE_CHARS, 4 * len(decision.query)):
+            raise ValueError("the model's rewrite is implausibly long")
+    except Exception as exc:  # any provider or parsing error: the search must still run
+        logger.warning("query rewrite by LLM failed: %s", exc)
+        fallback = resolve(decision, context)
+        fallback.error = f"LLM rewrite failed ({type(exc).__name__}: {str(exc)[:200]}); used the built-in resolver"
+        return fallback
+    if text.strip().lower() == decision.query.strip().lower():
+        decision.reason += "; the model kept the query as it was"
+        decision.method = "llm"
+        return decision
+    decision.query = text
+    decision.rewritten = True
+    decision.method = "llm"
+    return decision
