@@ -90,7 +90,9 @@ def _content_words(words: Sequence[str]) -> list[str]:
     return [w for w in words if w.lower() not in extractive.STOPWORDS and len(w) > 2 and w.lower() not in PRONOUNS]
 
 
-_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "their", "his", "her", "this", "that", "these", "those"})
+_DETERMINERS = frozenset(
+    {"the", "a", "an", "my", "our", "your", "their", "his", "her", "this", "that", "these", "those"}
+)
 
 
 def _has_antecedent(words: Sequence[str]) -> bool:
@@ -157,16 +159,8 @@ def _noun_phrases(text: str) -> list[tuple[float, str]]:
     found: list[tuple[float, str]] = []
     for sentence in extractive.split_sentences(text[:4000]):
         tokens = re.findall(r"[A-Za-z0-9][\w'.-]*[\w]|[A-Za-z0-9]|[^\w\s]", sentence)
-        run: list[str] = []
-        introduced = False
-        previous = ""
-
-        def close() -> None:
-            if run:
-                named = any(word[0].isupper() for word in run[1:]) or (run[0][0].isupper() and previous)
-                score = len(run) + (2 if named else 0) + (1.5 if introduced else 0)
-                found.append((score, " ".join(run[-4:])))
-
+        # Each run: its words, whether a determiner introduced it, whether it starts the sentence.
+        runs: list[tuple[list[str], bool, bool]] = [([], False, True)]
         for position, token in enumerate(tokens):
             lowered = token.lower()
             is_content = (
@@ -174,16 +168,16 @@ def _noun_phrases(text: str) -> list[tuple[float, str]]:
                 and lowered not in extractive.STOPWORDS
                 and lowered not in PRONOUNS
                 and len(token) > 2
-                and not (position == 0 and not token[0].isupper())
+                and not (position == 0 and (not token[0].isupper() or lowered in _LEADING_VERBS))
             )
-            if is_content and not (position == 0 and lowered in _LEADING_VERBS):
-                run.append(token)
-                continue
-            close()
-            introduced = lowered in _DETERMINERS
-            run = []
-            previous = token
-        close()
+            if is_content:
+                runs[-1][0].append(token)
+            else:
+                runs.append(([], lowered in _DETERMINERS, False))
+        for words, introduced, at_start in runs:
+            if words:
+                named = any(word[0].isupper() for word in words[1:]) or (words[0][0].isupper() and not at_start)
+                found.append((len(words) + (2 if named else 0) + (1.5 if introduced else 0), " ".join(words[-4:])))
     return found
 
 

@@ -143,7 +143,10 @@ def test_bad_find_input_is_a_clear_4xx(auth_client, body, status):
 
 
 def test_search_for_an_unknown_or_foreign_session_is_a_404(auth_client, api_client):
-    assert auth_client.post("/api/retrieval/search", {"query": "x", "session_id": "nope"}, format="json").status_code == 404
+    assert (
+        auth_client.post("/api/retrieval/search", {"query": "x", "session_id": "nope"}, format="json").status_code
+        == 404
+    )
     other = sessions.session_create(owner=UserFactory())
     response = auth_client.post("/api/retrieval/search", {"query": "x", "session_id": str(other.id)}, format="json")
     assert response.status_code == 404
