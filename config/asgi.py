@@ -9,15 +9,14 @@ from django.core.asgi import get_asgi_application
 # Django must be set up before anything imports models (consumers, routing).
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from config.routing import websocket_urlpatterns  # noqa: E402
+from config.ws_auth import auth_stack, origin_validator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": origin_validator(auth_stack(URLRouter(websocket_urlpatterns))),
     }
 )

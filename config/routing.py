@@ -1,3 +1,9 @@
 """Websocket routes, gathered from the apps that serve them."""
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from retrieval_app.consumers import ChatConsumer
+
+websocket_urlpatterns = [
+    path("ws/chat/", ChatConsumer.as_asgi()),
+]

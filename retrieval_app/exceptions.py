@@ -1,6 +1,6 @@
 """Errors retrieval raises; mapped to HTTP in config.api."""
 
-from config.exceptions import InvalidInputError
+from config.exceptions import InvalidInputError, UnavailableError
 
 
 class InvalidTargetUri(InvalidInputError):
@@ -11,3 +11,13 @@ class InvalidTargetUri(InvalidInputError):
 class QueryTooLong(InvalidInputError):
     code = "query_too_long"
     default_message = "The query is longer than the limit (QUERY_MAX_CHARS)."
+
+
+class ChatMessageTooLong(InvalidInputError):
+    code = "message_too_long"
+    default_message = "The message is longer than the limit (CHAT_MESSAGE_MAX_CHARS)."
+
+
+class GenerationFailed(UnavailableError):
+    code = "generation_failed"
+    default_message = "The model could not answer; your message was saved."

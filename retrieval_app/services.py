@@ -291,8 +291,11 @@ def _rewrite_context(*, owner, session, query: str) -> tuple[rewriting.RewriteCo
     section_titles = dict(
         DocumentNode.objects.filter(owner=owner, uri__in=working_set.active_sections).values_list("uri", "title")
     )
+    recent = context["recent_messages"]
+    if recent and recent[-1]["role"] == "user" and recent[-1]["content"].strip() == query.strip():
+        recent = recent[:-1]  # a chat turn records its message first; it is not its own antecedent
     rewrite_context = rewriting.RewriteContext(
-        recent_turns=[(m["role"], m["content"]) for m in context["recent_messages"]],
+        recent_turns=[(m["role"], m["content"]) for m in recent],
         summary=session_summary_text(context),
         resolved_terms=working_set.resolved_terms,
         active_documents=[(str(d), titles[str(d)]) for d in doc_ids if d and str(d) in titles],
@@ -301,7 +304,7 @@ def _rewrite_context(*, owner, session, query: str) -> tuple[rewriting.RewriteCo
     return rewrite_context, {
         "summary_chars": len(rewrite_context.summary),
         "archive_summaries": len(context["summaries"]),
-        "recent_messages": len(context["recent_messages"]),
+        "recent_messages": len(recent),
         "working_set": working_set.as_dict(),
     }
 

@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +23,7 @@ class FakeLLM:
     failures: int = 0  # the next N requests answer 503
     delay_s: float = 0.0
     token_delay_s: float = 0.0
+    break_after: int = 0  # a streamed answer's connection is cut after this many pieces (0: never)
     requests: list[dict] = field(default_factory=list)
     url: str = ""
 
@@ -100,7 +102,12 @@ def _handler(fake: FakeLLM):
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
             pieces = re.findall(r"\S+\s*", text) or [""]
-            for piece in pieces:
+            for index, piece in enumerate(pieces):
+                if fake.break_after and index >= fake.break_after:
+                    # The provider dies mid-answer: the connection drops without the closing chunk.
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 chunk = {
                     "id": "chatcmpl-test",
                     "object": "chat.completion.chunk",

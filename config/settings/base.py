@@ -240,6 +240,11 @@ DOCUMENT_BIAS = env_float("DOCUMENT_BIAS", 0.15)
 # Memory hits: cosine similarity floor, and how many results of a search at most come from memory.
 MEMORY_SIMILARITY_THRESHOLD = env_float("MEMORY_SIMILARITY_THRESHOLD", 0.35)
 QUERY_MAX_CHARS = env_int("QUERY_MAX_CHARS", 4000, minimum=16)
+# --- Chat ------------------------------------------------------------------------------------------------
+CHAT_MESSAGE_MAX_CHARS = env_int("CHAT_MESSAGE_MAX_CHARS", 32_000, minimum=16)
+# Hits retrieved per turn, and the tokens of retrieved context a prompt may carry.
+CHAT_CONTEXT_HITS = env_int("CHAT_CONTEXT_HITS", 6, minimum=1)
+CHAT_CONTEXT_TOKENS = env_int("CHAT_CONTEXT_TOKENS", 1500, minimum=50)
 SEARCH_MAX_TOKENS = env_int("SEARCH_MAX_TOKENS", 2000, minimum=50)
 
 # --- Feature flags (seed 001), with the seed's defaults --------------------------------------------

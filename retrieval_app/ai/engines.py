@@ -6,10 +6,11 @@ unusable, so summaries, overviews and memories are always produced; the failure 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -19,6 +20,10 @@ from retrieval_app.ai import extractive
 from retrieval_app.ai import memories as memory_patterns
 from retrieval_app.ai.memories import CATEGORIES, MemoryCandidate, slug
 from retrieval_app.ai.tokens import estimate_tokens
+
+
+class IncompleteAnswer(RuntimeError):
+    """A streamed answer that stopped without the provider saying it was finished."""
 
 
 @dataclass(frozen=True)
@@ -250,6 +255,63 @@ class LiteLLMEngine:
             cost_usd=cost,
         )
         return text
+
+    def stream(self, messages: list[dict], *, purpose: str, owner_id: int | None) -> Iterator[str]:
+        """A chat completion streamed piece by piece. Raises on failure, before or during the stream;
+        closing the generator (a cancelled answer) closes the connection to the provider."""
+        from retrieval_app.ai import record_call
+        from retrieval_app.ai.llm import litellm_module
+
+        litellm = litellm_module()
+        started = time.perf_counter()
+        produced: list[str] = []
+        error = ""
+        response = None
+        try:
+            response = litellm.completion(
+                model=self.name,
+                messages=messages,
+                temperature=0.2,
+                timeout=self.timeout,
+                num_retries=self.retries,
+                api_base=self.api_base,
+                api_key=self.api_key,
+                stream=True,
+            )
+            for chunk in response:
+                piece = chunk.choices[0].delta.content if chunk.choices else None
+                if piece:
+                    produced.append(piece)
+                    yield piece
+            # litellm ends every stream with a "stop" chunk of its own; only this attribute tells
+            # whether the provider itself said the answer was finished.
+            if getattr(response, "received_finish_reason", "") is None:
+                # The connection dropped mid-answer: what arrived is a fragment, not an answer.
+                raise IncompleteAnswer("the model's stream ended before the answer was complete")
+        except GeneratorExit:
+            error = "cancelled"
+            raise
+        except Exception as exc:  # provider errors come in many types; the caller reports them
+            error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            close = getattr(response, "close", None) or getattr(
+                getattr(response, "completion_stream", None), "close", None
+            )
+            if error and close:
+                with contextlib.suppress(Exception):
+                    close()
+            record_call(
+                kind="generation",
+                purpose=purpose,
+                backend="litellm",
+                model=self.name,
+                started=started,
+                owner_id=owner_id,
+                input_tokens=sum(estimate_tokens(str(m.get("content", ""))) for m in messages),
+                output_tokens=estimate_tokens("".join(produced)),
+                error=error if error != "cancelled" else "",
+            )
 
     def _json(self, messages: list[dict], *, purpose: str, owner_id: int | None):
         text = self.complete(messages, purpose=purpose, owner_id=owner_id)

@@ -64,3 +64,43 @@ class FindOutSerializer(serializers.Serializer):
 
 class SearchOutSerializer(FindOutSerializer):
     query_plan = serializers.DictField()
+
+
+class HistoryTurnSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=["user", "assistant", "system"])
+    content = serializers.CharField(trim_whitespace=False, max_length=100_000, validators=[reject_nul])
+
+
+class ChatInSerializer(serializers.Serializer):
+    # Emptiness and length are checked by the pipeline, so every transport gives the same error.
+    message = serializers.CharField(trim_whitespace=False, allow_blank=True, validators=[reject_nul])
+    history = HistoryTurnSerializer(many=True, required=False, default=list, max_length=200)
+    doc_id = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)
+    session_id = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)
+    agent_id = serializers.CharField(
+        max_length=128, required=False, allow_blank=True, default="", validators=[reject_nul]
+    )
+    debug_search_trace = serializers.BooleanField(required=False, default=False)
+
+
+class ContextItemSerializer(serializers.Serializer):
+    uri = serializers.CharField()
+    doc_id = serializers.CharField(allow_null=True)
+    chunk_id = serializers.CharField(allow_null=True)
+    level = serializers.CharField()
+    text = serializers.CharField()
+    abstract = serializers.CharField()
+    overview = serializers.CharField()
+    score = serializers.FloatField()
+    source = serializers.CharField()
+    title = serializers.CharField()
+    origin = serializers.CharField()
+
+
+class ChatOutSerializer(serializers.Serializer):
+    message = serializers.CharField()
+    context = ContextItemSerializer(many=True)
+    session_id = serializers.CharField()
+    retrieval_error = serializers.CharField(required=False)
+    search_trace = serializers.DictField(required=False)
+    prompt_tokens = serializers.IntegerField(required=False)

@@ -1,0 +1,23 @@
+"""The chat events and their wire formats: one place for server-sent events and websocket frames.
+
+Events, in order: ``context``, any number of ``token``, then ``done`` or ``error`` (see the contract).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+CONTEXT, TOKEN, DONE, ERROR = "context", "token", "done", "error"
+
+
+def sse_frame(event_type: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event_type}\ndata: {json.dumps(data, default=str)}\n\n".encode()
+
+
+def ws_frame(event_type: str, data: dict[str, Any]) -> str:
+    return json.dumps({"type": event_type, **data}, default=str)
+
+
+def error_data(message: str, *, code: str = "error", session_id: str | None = None, **details: Any) -> dict:
+    return {"error": message, "code": code, "session_id": session_id, **({"details": details} if details else {})}
