@@ -108,7 +108,12 @@ CACHES = {
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "prefix": "recollect:channels"},
+        "CONFIG": {
+            # redis-py 8 times reads out after 5 s by default, which aborts the layer's idle blocking pop
+            # and tears down every quiet websocket (django/channels_redis#422): no client-side timeout.
+            "hosts": [{"address": REDIS_URL, "socket_timeout": None}],
+            "prefix": "recollect:channels",
+        },
     }
 }
 

@@ -15,7 +15,9 @@ WHITENOISE_USE_FINDERS = True
 # Tests use their own Redis database, so a development worker never picks up a test's task.
 REDIS_URL = urlunsplit(urlsplit(REDIS_URL)._replace(path="/1"))  # noqa: F405
 CACHES["default"].update(LOCATION=REDIS_URL, KEY_PREFIX="recollect-test")  # noqa: F405
-CHANNEL_LAYERS["default"]["CONFIG"].update(hosts=[REDIS_URL], prefix="recollect-test:channels")  # noqa: F405
+CHANNEL_LAYERS["default"]["CONFIG"].update(  # noqa: F405
+    hosts=[{"address": REDIS_URL, "socket_timeout": None}], prefix="recollect-test:channels"
+)
 CELERY_BROKER_URL = CELERY_RESULT_BACKEND = REDIS_URL
 # Tasks run inline in unit tests; tests that need the real worker start one (see tests/config/test_stack.py).
 CELERY_TASK_ALWAYS_EAGER = True

@@ -62,5 +62,7 @@ def test_a_malformed_value_names_the_variable(monkeypatch, reader, value, messag
 
 def test_the_embedded_redis_serves_celery_channels_and_the_cache_from_one_url():
     assert settings.CELERY_BROKER_URL == settings.REDIS_URL
-    assert settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] == [settings.REDIS_URL]
+    assert settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] == [
+        {"address": settings.REDIS_URL, "socket_timeout": None}
+    ]
     assert settings.CACHES["default"]["LOCATION"] == settings.REDIS_URL

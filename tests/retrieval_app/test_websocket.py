@@ -1,0 +1,195 @@
+"""The chat websocket, in process through the full ASGI stack (origin check, cookie and token auth):
+the contract's events, cancel, one user never seeing another's events, and malformed frames."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from rest_framework.authtoken.models import Token
+
+from config.asgi import application
+from sessions_app.models import Message
+from tests.factories import UserFactory
+from tests.retrieval_app.test_find_search import KETTLE, _index
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _token(user) -> str:
+    return Token.objects.get_or_create(user=user)[0].key
+
+
+async def _connect(token: str = "", headers=None) -> tuple[WebsocketCommunicator, bool]:
+    path = f"/ws/chat/?token={token}" if token else "/ws/chat/"
+    communicator = WebsocketCommunicator(application, path, headers=headers or [])
+    connected, _ = await communicator.connect(timeout=10)
+    return communicator, connected
+
+
+async def _until_end(communicator: WebsocketCommunicator, timeout: float = 30) -> list[dict]:
+    frames = []
+    while True:
+        frame = json.loads(await communicator.receive_from(timeout=timeout))
+        frames.append(frame)
+        if frame["type"] in ("done", "error"):
+            return frames
+
+
+def test_a_chat_over_the_websocket_gets_the_contracts_events(user):
+    _index(user, "kettle.md", KETTLE)
+    token = _token(user)
+
+    async def run():
+        communicator, connected = await _connect(token)
+        assert connected
+        await communicator.send_to(
+            text_data=json.dumps({"type": "chat", "message": "Tell me about the Aurora kettle."})
+        )
+        first = await _until_end(communicator)
+        session_id = first[0]["session_id"]
+        follow = {"type": "chat", "message": "how often should I descale it?", "session_id": session_id}
+        await communicator.send_to(text_data=json.dumps(follow))
+        second = await _until_end(communicator)
+        await communicator.disconnect()
+        return first, second
+
+    first, second = async_to_sync(run)()
+    for frames in (first, second):
+        kinds = [f["type"] for f in frames]
+        assert kinds[0] == "context" and kinds[-1] == "done" and set(kinds[1:-1]) == {"token"}
+        assert "".join(f["token"] for f in frames if f["type"] == "token") == frames[-1]["message"]
+    assert "four weeks" in second[-1]["message"]
+
+
+def test_cancel_stops_the_answer_and_records_it_as_partial(user, hosted_llm, fake_llm):
+    fake_llm.reply = lambda messages: " ".join(f"word{i}" for i in range(200))
+    fake_llm.token_delay_s = 0.02
+    token = _token(user)
+
+    async def run():
+        communicator, _ = await _connect(token)
+        await communicator.send_to(text_data=json.dumps({"type": "chat", "message": "Say many words."}))
+        frames = [json.loads(await communicator.receive_from(timeout=30)) for _ in range(4)]
+        await communicator.send_to(text_data=json.dumps({"type": "cancel"}))
+        frames += await _until_end(communicator)
+        await communicator.disconnect()
+        return frames
+
+    frames = async_to_sync(run)()
+    done = frames[-1]
+    assert done["type"] == "done" and done["status"] == "cancelled"
+    assert 0 < len(done["message"].split()) < 200
+    answer = Message.objects.get(session_id=done["session_id"], role="assistant")
+    assert answer.metadata["status"] == "cancelled" and answer.content == done["message"]
+
+
+def test_a_client_that_disconnects_mid_stream_leaves_its_turn_and_a_partial_answer(user, hosted_llm, fake_llm):
+    fake_llm.reply = lambda messages: " ".join(f"word{i}" for i in range(300))
+    fake_llm.token_delay_s = 0.02
+    token = _token(user)
+
+    async def run():
+        communicator, _ = await _connect(token)
+        await communicator.send_to(text_data=json.dumps({"type": "chat", "message": "Talk for a while."}))
+        context = json.loads(await communicator.receive_from(timeout=30))
+        await communicator.receive_from(timeout=30)  # a first token
+        await communicator.disconnect()
+        for _ in range(100):  # the turn notices within a token or two
+            if await asyncio.to_thread(
+                lambda: Message.objects.filter(session_id=context["session_id"], role="assistant").exists()
+            ):
+                break
+            await asyncio.sleep(0.05)
+        return context["session_id"]
+
+    session_id = async_to_sync(run)()
+    rows = list(Message.objects.filter(session_id=session_id).order_by("seq"))
+    assert [r.role for r in rows] == ["user", "assistant"]
+    assert rows[1].metadata["status"] == "disconnected" and rows[1].content
+
+
+def test_unauthenticated_sockets_are_refused():
+    async def run():
+        _, anonymous = await _connect()
+        _, bad_token = await _connect("not-a-token")
+        return anonymous, bad_token
+
+    assert async_to_sync(run)() == (False, False)
+
+
+def test_a_header_token_authenticates_and_a_foreign_origin_is_refused(user):
+    token = _token(user)
+
+    async def run():
+        communicator, ok = await _connect(headers=[(b"authorization", f"Token {token}".encode())])
+        await communicator.disconnect()
+        _, foreign = await _connect(token, headers=[(b"origin", b"https://evil.example")])
+        return ok, foreign
+
+    assert async_to_sync(run)() == (True, False)
+
+
+def test_malformed_frames_get_error_events_and_the_socket_stays_usable(user):
+    from sessions_app.services import session_create
+
+    other_session = str(session_create(owner=UserFactory()).id)
+    token = _token(user)
+
+    async def run():
+        communicator, _ = await _connect(token)
+        replies = []
+        for frame in ["not json", "[1, 2]", json.dumps({"no": "type"}), json.dumps({"type": "dance"})]:
+            await communicator.send_to(text_data=frame)
+            replies.append(json.loads(await communicator.receive_from(timeout=10)))
+        await communicator.send_to(bytes_data=b"\x00\x01")
+        replies.append(json.loads(await communicator.receive_from(timeout=10)))
+        for body in (
+            {"type": "chat", "message": ""},
+            {"type": "chat", "message": "x" * 40_000},
+            {"type": "chat", "message": "hi", "session_id": other_session},
+            {"type": "cancel"},
+        ):
+            await communicator.send_to(text_data=json.dumps(body))
+            replies.append(json.loads(await communicator.receive_from(timeout=10)))
+        await communicator.send_to(text_data=json.dumps({"type": "chat", "message": "still there?"}))
+        last = await _until_end(communicator)
+        await communicator.disconnect()
+        return replies, last
+
+    replies, last = async_to_sync(run)()
+    assert all(r["type"] == "error" and r["error"] for r in replies)
+    codes = [r["code"] for r in replies]
+    assert codes[:5] == ["invalid_frame"] * 5
+    assert codes[5:] == ["invalid", "message_too_long", "session_not_found", "nothing_to_cancel"]
+    assert last[-1]["type"] == "done"
+    assert not Message.objects.filter(session_id=other_session).exists()
+
+
+def test_two_users_chatting_at_once_each_see_only_their_own_events(user):
+    other = UserFactory()
+    _index(user, "kettle.md", KETTLE)
+    mine_token, their_token = _token(user), _token(other)
+
+    async def chat(token: str, message: str) -> list[dict]:
+        communicator, _ = await _connect(token)
+        await communicator.send_to(text_data=json.dumps({"type": "chat", "message": message}))
+        frames = await _until_end(communicator)
+        await communicator.disconnect()
+        return frames
+
+    async def run():
+        return await asyncio.gather(
+            chat(mine_token, "How do I descale the Aurora kettle?"), chat(their_token, "What is my tea order?")
+        )
+
+    mine, theirs = async_to_sync(run)()
+    my_session = mine[0]["session_id"]
+    their_session = theirs[0]["session_id"]
+    assert my_session != their_session
+    assert all(f.get("session_id") == my_session for f in mine)
+    assert all(f.get("session_id") == their_session for f in theirs)
+    assert not any("kettle" in json.dumps(f).lower() for f in theirs[:1])  # their context holds none of my documents
