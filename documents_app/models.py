@@ -105,7 +105,19 @@ class DocumentNode(EmbeddedModel):
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
             ),
+            # Directories alone (documents and sections): hierarchical retrieval's starting points are
+            # found without walking past the far more numerous chunks in the graph above.
+            HnswIndex(
+                name="docnode_dir_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+                condition=~models.Q(kind="chunk"),
+            ),
             GinIndex(fields=["search_vector"], name="docnode_search_gin"),
+            # Likewise for their keyword search: the full index would fetch every matching chunk first.
+            GinIndex(fields=["search_vector"], name="docnode_dir_search_gin", condition=~models.Q(kind="chunk")),
             models.Index(fields=["owner", "kind", "embedding_model"], name="docnode_owner_kind_idx"),
             models.Index(fields=["document", "level", "position"], name="docnode_doc_level_pos_idx"),
             # Listing a directory: its children in order.

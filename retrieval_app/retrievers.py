@@ -23,7 +23,7 @@ from django.db.models import Case, FloatField, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
-from retrieval_app.selectors import nearest_neighbours
+from retrieval_app.selectors import has_more_rows_than, nearest_neighbours
 
 TEXT_SEARCH_CONFIG = "english"
 MAX_QUERY_LEXEMES = 64
@@ -46,7 +46,7 @@ class Query:
     @property
     def tsquery(self) -> str:
         """Any of the stems, as tsquery text (each quoted, so nothing in a query is syntax)."""
-        return " | ".join("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in self.lexemes)
+        return " | ".join(_quoted(lexeme) for lexeme in self.lexemes)
 
 
 def query_lexemes(text: str) -> tuple[str, ...]:
@@ -107,9 +107,10 @@ def _table(queryset: QuerySet) -> str:
     return connection.ops.quote_name(queryset.model._meta.db_table)
 
 
-def scored(queryset: QuerySet, query: Query) -> QuerySet:
+def scored(queryset: QuerySet, query: Query, *, text: bool = True) -> QuerySet:
     """``queryset`` with each row's exact cosine similarity (``dense``, NULL without a vector of the
-    query's model), keyword rank and the query stems it contains (``matched``)."""
+    query's model) and the query stems it contains (``matched``). Without ``text``, the tiers stay
+    unread: a descent scores hundreds of rows and shows a handful (see ``with_text``)."""
     table = _table(queryset)
     annotations: dict[str, Any] = {}
     if query.vector is not None:
@@ -121,17 +122,33 @@ def scored(queryset: QuerySet, query: Query) -> QuerySet:
     else:
         annotations["dense"] = Value(None, output_field=FloatField())
     if query.lexemes:
-        annotations["kw_rank"] = RawSQL(  # noqa: S611 (parameters bound; table name from the model)
-            f"ts_rank_cd({table}.search_vector, %s::tsquery, 32)", [query.tsquery], output_field=FloatField()
-        )
-        annotations["matched"] = RawSQL(  # noqa: S611 (as above)
-            f"ARRAY(SELECT unnest(tsvector_to_array({table}.search_vector)) INTERSECT SELECT unnest(%s::text[]))",
-            [list(query.lexemes)],
-        )
+        # One probe of the row's tsvector per stem: far cheaper than expanding or ranking the tsvector.
+        tests = ", ".join(f"CASE WHEN {table}.search_vector @@ %s::tsquery THEN %s END" for _ in query.lexemes)
+        params = [value for lexeme in query.lexemes for value in (_quoted(lexeme), lexeme)]
+        # Parameters are bound; the table name comes from the model.
+        annotations["matched"] = RawSQL(f"array_remove(ARRAY[{tests}]::text[], NULL)", params)  # noqa: S611
     else:
-        annotations["kw_rank"] = Value(0.0, output_field=FloatField())
         annotations["matched"] = RawSQL("ARRAY[]::text[]", [])
-    return queryset.defer("embedding", "search_vector").annotate(**annotations)
+    deferred = ["embedding", "search_vector"] + ([] if text else ["abstract", "overview", "content"])
+    return queryset.defer(*deferred).annotate(**annotations)
+
+
+def with_text(candidates: Sequence[Candidate]) -> None:
+    """Loads the tiers of document-node candidates scored without them, in one query."""
+    missing = [c for c in candidates if c.row is not None and "content" in c.row.get_deferred_fields()]
+    if not missing:
+        return
+    model = type(missing[0].row)
+    rows = model.objects.filter(pk__in=[c.row.pk for c in missing]).only("abstract", "overview", "content")
+    texts = {row.pk: row for row in rows}
+    for candidate in missing:
+        row = texts.get(candidate.row.pk)
+        if row is not None:
+            candidate.row.abstract, candidate.row.overview, candidate.row.content = (
+                row.abstract,
+                row.overview,
+                row.content,
+            )
 
 
 def _node_candidate(node, query: Query) -> Candidate:
@@ -159,16 +176,41 @@ def dense_uris(queryset: QuerySet, query: Query, *, limit: int, key: str = "uri"
     return [(getattr(row, key), 1 - row.distance) for row in rows]
 
 
+def informative_lexemes(queryset: QuerySet, lexemes: Sequence[str]) -> tuple[str, ...]:
+    """The query stems worth a keyword search in ``queryset``: all of them in a small scope; in a large
+    one, those found in fewer than KEYWORD_COMMON_ROWS rows.
+
+    Ranking is per matching row, so a stem that half the corpus contains ("week", "use") would make
+    the keyword side rank tens of thousands of rows for no information: the dense side already
+    covers what such words mean. Counts stop at the cap and are remembered for a few minutes.
+    """
+    cap = settings.KEYWORD_COMMON_ROWS
+    if not lexemes or not has_more_rows_than(queryset, cap):
+        return tuple(lexemes)
+    kept = []
+    for lexeme in lexemes:
+        matching = queryset.filter(search_vector=SearchQuery(_quoted(lexeme), search_type="raw", config="simple"))
+        if not has_more_rows_than(matching, cap - 1):
+            kept.append(lexeme)
+    return tuple(kept)
+
+
+def _quoted(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
 def keyword_uris(queryset: QuerySet, query: Query, *, limit: int, key: str = "uri") -> list[tuple[Any, float]]:
-    """The rows whose text matches any query stem, as (key, cover-density rank), best first."""
-    if not query.lexemes:
+    """The rows whose text matches any informative query stem, as (key, cover-density rank), best first."""
+    lexemes = informative_lexemes(queryset, query.lexemes)
+    if not lexemes:
         return []
+    tsquery = " | ".join(_quoted(lexeme) for lexeme in lexemes)
     table = _table(queryset)
     rows = (
-        queryset.filter(search_vector=SearchQuery(query.tsquery, search_type="raw", config="simple"))
+        queryset.filter(search_vector=SearchQuery(tsquery, search_type="raw", config="simple"))
         .annotate(
             kw_rank=RawSQL(  # noqa: S611 (as above)
-                f"ts_rank_cd({table}.search_vector, %s::tsquery, 32)", [query.tsquery], output_field=FloatField()
+                f"ts_rank_cd({table}.search_vector, %s::tsquery, 32)", [tsquery], output_field=FloatField()
             )
         )
         .order_by("-kw_rank", key)
@@ -181,7 +223,8 @@ def score_nodes(queryset: QuerySet, query: Query, uris: Iterable[str]) -> dict[s
     uris = list(dict.fromkeys(uris))
     if not uris:
         return {}
-    return {node.uri: _node_candidate(node, query) for node in scored(queryset.filter(uri__in=uris), query)}
+    rows = scored(queryset.filter(uri__in=uris), query, text=False)
+    return {node.uri: _node_candidate(node, query) for node in rows}
 
 
 @dataclass
@@ -323,7 +366,9 @@ def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Ret
         if not batch:
             break
         visited += batch
-        children = [_node_candidate(node, query) for node in scored(scope.filter(parent_uri__in=batch), query)]
+        children = [
+            _node_candidate(node, query) for node in scored(scope.filter(parent_uri__in=batch), query, text=False)
+        ]
         for child in children:
             parent = scored_dirs[child.parent_uri]
             child.score = alpha * child.own + (1 - alpha) * parent.score

@@ -34,7 +34,7 @@ def nearest_neighbours(
     """
     candidates = queryset.filter(**{f"{field}__isnull": False, "embedding_model": model_name})
     distance = CosineDistance(field, list(embedding))
-    if _has_more_rows_than(candidates, settings.VECTOR_EXACT_SCAN_MAX_ROWS):
+    if has_more_rows_than(candidates, settings.VECTOR_EXACT_SCAN_MAX_ROWS):
         found = list(candidates.annotate(distance=distance).order_by("distance")[:limit])
         if len(found) == limit:
             return found
@@ -45,7 +45,7 @@ def nearest_neighbours(
     return list(candidates.annotate(distance=exact).order_by("distance")[:limit])
 
 
-def _has_more_rows_than(queryset: QuerySet, cap: int) -> bool:
+def has_more_rows_than(queryset: QuerySet, cap: int) -> bool:
     """Whether the filter leaves more than ``cap`` rows; remembered for a few minutes per filter.
 
     A stale answer costs speed, never results: a filter that grew past the cap is still ranked

@@ -179,7 +179,8 @@ def _retrieve_documents(
     run.plan.update(mode=mode, fusion=options.fusion, retrievers=list(options.retrievers))
     pool = max(limit, settings.RETRIEVAL_CANDIDATES)
     if mode == "hierarchical" and tuple(options.retrievers) == RETRIEVERS:
-        retrieval = retrievers.hierarchical_candidates(nodes, query, limit=pool)
+        # Descent stops once the results asked for are settled; the rest of the pool is a by-product.
+        retrieval = retrievers.hierarchical_candidates(nodes, query, limit=limit)
         run.plan["directories_visited"] = retrieval.visited
     else:
         retrieval = retrievers.chunk_candidates(
@@ -187,6 +188,13 @@ def _retrieve_documents(
         )
     run.stages += retrieval.stages
     return retrieval.candidates
+
+
+def _head(candidates: list[retrievers.Candidate], limit: int) -> list[retrievers.Candidate]:
+    """Enough of the final ranking to fill the results after thresholds, with their tiers loaded."""
+    head = candidates[: max(3 * limit, 10)]
+    retrievers.with_text(head)
+    return head
 
 
 def _cut_by_threshold(run: _Run, hits: list[dict], threshold: float | None) -> list[dict]:
@@ -267,7 +275,7 @@ def retrieval_find(
     _, nodes = _scope(run, target_uri)
     embedded = _embedded_query(run, run.query)
     candidates = _retrieve_documents(run, embedded, nodes, limit=limit, options=options)
-    hits = [_node_hit(c, embedded) for c in candidates]
+    hits = [_node_hit(c, embedded) for c in _head(candidates, limit)]
     hits = _cut_by_threshold(run, hits, score_threshold)[:limit]
     hits = _cut_by_budget(run, hits, options.max_tokens or settings.SEARCH_MAX_TOKENS)
     return _finish(run, hits=hits, debug=debug)
@@ -445,7 +453,7 @@ def retrieval_search(
     active = {str(d) for d in (_as_uuid(a) for a in context_plan["working_set"]["active_documents"]) if d}
     if options.document_bias and active:
         _apply_document_bias(run, candidates, active)
-    hits = [_node_hit(c, embedded) for c in candidates[: max(limit, settings.RETRIEVAL_CANDIDATES)]]
+    hits = [_node_hit(c, embedded) for c in _head(candidates, limit)]
 
     scoped_to_documents = bool(target_uri) and target_uri.rstrip("/") != run.plan["target_uri"].split("/documents")[0]
     if options.include_memories and not scoped_to_documents:

@@ -238,6 +238,8 @@ RETRIEVAL_CONVERGENCE_ROUNDS = env_int("RETRIEVAL_CONVERGENCE_ROUNDS", 3, minimu
 RETRIEVAL_MAX_DIRECTORIES = env_int("RETRIEVAL_MAX_DIRECTORIES", 24, minimum=1)
 # Candidates each retriever contributes before fusion.
 RETRIEVAL_CANDIDATES = env_int("RETRIEVAL_CANDIDATES", 50, minimum=5)
+# In a scope larger than this, a query word found in at least this many rows is left to the dense side.
+KEYWORD_COMMON_ROWS = env_int("KEYWORD_COMMON_ROWS", 1000, minimum=10)
 # Weight of the keyword score in the blend (the dense similarity takes the rest).
 KEYWORD_WEIGHT = env_float("KEYWORD_WEIGHT", 0.3)
 # Documents active in the session rank this much higher (a bias, never a filter).

@@ -1,0 +1,239 @@
+"""Retrieval quality on a labelled set: recall@k, nDCG@10 and MRR for each retriever configuration,
+and for follow-up questions with and without query rewriting.
+
+The corpus, queries and conversations come from ``bench/evalset`` (deterministic, labelled at section
+level). Documents are indexed as the worker indexes them, with the configured models. A ranked list
+of chunks is judged by the sections it reaches: each section counts once, at its first chunk.
+
+    .venv/bin/python bench/retrieval_eval.py [--json results.json] [--queries N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._setup import django_for_bench, percentiles
+
+K_VALUES = (1, 3, 5, 10)
+CONFIGURATIONS = {
+    "flat dense": {"mode": "flat", "fusion": "blend", "retrievers": ("dense",)},
+    "flat keyword": {"mode": "flat", "fusion": "blend", "retrievers": ("keyword",)},
+    "hybrid (rrf)": {"mode": "flat", "fusion": "rrf"},
+    "hybrid (blend)": {"mode": "flat", "fusion": "blend"},
+    "hierarchical": {"mode": "hierarchical", "fusion": "blend"},
+}
+
+
+def ndcg(ranked_grades: list[int], ideal_grades: list[int], k: int = 10) -> float:
+    def dcg(grades: list[int]) -> float:
+        return sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(grades[:k]))
+
+    ideal = dcg(sorted(ideal_grades, reverse=True))
+    return dcg(ranked_grades) / ideal if ideal else 0.0
+
+
+def judge(ranked: list[str], relevant: dict[str, int]) -> dict[str, float]:
+    """Metrics of a ranked list of unique item keys against graded judgments (grade > 0 is relevant)."""
+    grades = [relevant.get(key, 0) for key in ranked]
+    found = {key for key in ranked if key in relevant}
+    first = next((i for i, g in enumerate(grades) if g > 0), None)
+    scores = {f"recall@{k}": len(found & set(ranked[:k])) / len(relevant) for k in K_VALUES}
+    scores["ndcg@10"] = ndcg(grades, list(relevant.values()))
+    scores["mrr"] = 0.0 if first is None else 1.0 / (first + 1)
+    return scores
+
+
+def average(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {key: round(sum(r[key] for r in rows) / len(rows), 3) for key in rows[0]} if rows else {}
+
+
+def section_of(uri: str, sections: dict[str, str]) -> str | None:
+    """The labelled section a node lies in: the longest labelled section URI that prefixes it."""
+    best = None
+    for section_uri in sections:
+        if (uri == section_uri or uri.startswith(section_uri + "/")) and (best is None or len(section_uri) > len(best)):
+            best = section_uri
+    return best
+
+
+def index_corpus(owner, documents: list[dict]) -> dict[tuple[str, str], str]:
+    """Indexes every document; returns (document key, section heading) -> section URI."""
+    from documents_app import services
+    from documents_app.models import DocumentNode
+
+    started = time.perf_counter()
+    sections: dict[tuple[str, str], str] = {}
+    for number, doc in enumerate(documents, start=1):
+        document, _ = services.document_upload(
+            owner=owner, filename=doc["filename"], data=doc["text"].encode(), title=doc["title"], enqueue=False
+        )
+        services.document_index(document_id=document.id)
+        for node in DocumentNode.objects.filter(document=document, kind="section").only("uri", "title"):
+            sections.setdefault((doc["key"], node.title.strip()), node.uri)
+        if number % 10 == 0:
+            print(f"  indexed {number}/{len(documents)} documents ({time.perf_counter() - started:.0f} s)", flush=True)
+    return sections
+
+
+def evaluate_documents(owner, queries: list[dict], sections: dict[tuple[str, str], str]) -> dict:
+    from retrieval_app.services import SearchOptions, retrieval_find
+
+    section_uris = {uri: key for key, uri in sections.items()}
+    results: dict[str, dict] = {}
+    for name, config in CONFIGURATIONS.items():
+        rows, by_kind, timings = [], {}, []
+        for query in queries:
+            relevant = {}
+            for label in query["relevant"]:
+                uri = sections.get((label["doc"], label["section"]))
+                if uri:
+                    relevant[uri] = max(relevant.get(uri, 0), label["grade"])
+            if not relevant:
+                continue
+            started = time.perf_counter()
+            hits = retrieval_find(
+                owner=owner, query=query["query"], limit=40, options=SearchOptions(**config, max_tokens=10**6)
+            )["results"]
+            timings.append((time.perf_counter() - started) * 1000)
+            ranked = list(dict.fromkeys(s for s in (section_of(h["uri"], section_uris) for h in hits) if s))
+            scores = judge(ranked, relevant)
+            rows.append(scores)
+            by_kind.setdefault(query.get("kind", "all"), []).append(scores)
+        results[name] = {
+            "all": average(rows),
+            "by_kind": {kind: average(kind_rows) for kind, kind_rows in by_kind.items()},
+            "latency_ms": percentiles(timings),
+            "queries": len(rows),
+        }
+        print(f"  {name:16s} {results[name]['all']}", flush=True)
+    return results
+
+
+def load_conversations(owner, conversations: list[dict]) -> list[dict]:
+    """Stores each scenario's earlier sessions and current session; returns what each follow-up needs."""
+    from sessions_app import services
+    from sessions_app.tasks import backfill_embeddings
+
+    loaded = []
+    for scenario in conversations:
+        earlier_ids = []
+        for number, earlier in enumerate(scenario["earlier_sessions"]):
+            session = services.session_create(owner=owner, title=earlier["title"])
+            created = services.message_bulk_create(
+                session=session,
+                messages=[services.NewMessage(role=m["role"], content=m["content"]) for m in earlier["messages"]],
+            )
+            earlier_ids.append([m.id for m in created])
+            del number
+        current = services.session_create(owner=owner, title=f"current {scenario['id']}")
+        if scenario["current_session"]:
+            services.message_bulk_create(
+                session=current,
+                messages=[
+                    services.NewMessage(role=m["role"], content=m["content"]) for m in scenario["current_session"]
+                ],
+            )
+        loaded.append({"scenario": scenario, "session_id": str(current.id), "message_ids": earlier_ids})
+    backfill_embeddings()
+    return loaded
+
+
+def evaluate_followups(owner, loaded: list[dict], sections: dict[tuple[str, str], str]) -> dict:
+    from retrieval_app.services import SearchOptions, retrieval_search
+    from sessions_app.services import working_set_clear
+
+    section_uris = {uri: key for key, uri in sections.items()}
+    variants = {
+        "without rewriting": {"rewrite": False, "text": "followup"},
+        "with rewriting": {"rewrite": True, "text": "followup"},
+        "standalone question (upper bound)": {"rewrite": False, "text": "standalone"},
+    }
+    out: dict[str, dict] = {}
+    detector = {"ambiguous_rewritten": 0, "ambiguous": 0, "standalone_rewritten": 0, "standalone": 0}
+    for name, variant in variants.items():
+        rows, timings = [], []
+        for item in loaded:
+            scenario = item["scenario"]
+            answer = scenario["answer_in"]
+            if answer["type"] == "message":
+                target = f"message:{item['message_ids'][answer['session_index']][answer['message_index']]}"
+            else:
+                uri = sections.get((answer["doc"], answer["section"]))
+                if not uri:
+                    continue
+                target = uri
+            working_set_clear(session_id=item["session_id"])
+            started = time.perf_counter()
+            body = retrieval_search(
+                owner=owner,
+                query=scenario[variant["text"]],
+                session_id=item["session_id"],
+                limit=10,
+                options=SearchOptions(rewrite=variant["rewrite"], max_tokens=10**6),
+            )
+            timings.append((time.perf_counter() - started) * 1000)
+            ranked = []
+            for hit in body["results"]:
+                if hit["origin"] == "conversation":
+                    ranked.append(f"message:{hit['chunk_id']}")
+                elif hit["origin"] == "document":
+                    ranked.append(section_of(hit["uri"], section_uris) or hit["uri"])
+                else:
+                    ranked.append(hit["uri"])
+            ranked = list(dict.fromkeys(ranked))
+            rows.append(judge(ranked, {target: 2}))
+            if name == "with rewriting":
+                ambiguous = scenario.get("ambiguous", True)
+                key = "ambiguous" if ambiguous else "standalone"
+                detector[key] += 1
+                detector[f"{key}_rewritten"] += int(body["query_plan"]["rewrite"]["rewritten"])
+        out[name] = {"all": average(rows), "latency_ms": percentiles(timings), "queries": len(rows)}
+        print(f"  {name:34s} {out[name]['all']}", flush=True)
+    out["detector"] = detector
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--queries", type=int, default=0, help="evaluate only the first N queries")
+    args = parser.parse_args()
+
+    django_for_bench("recollect_eval")
+    from django.contrib.auth import get_user_model
+
+    from bench.evalset import corpus
+
+    owner = get_user_model().objects.create_user(username="eval")
+    documents, queries, conversations = corpus.documents(), corpus.queries(), corpus.conversations()
+    if args.queries:
+        queries = queries[: args.queries]
+    print(f"corpus: {len(documents)} documents, {len(queries)} queries, {len(conversations)} conversations")
+    started = time.perf_counter()
+    sections = index_corpus(owner, documents)
+    from documents_app.models import DocumentNode
+
+    chunks = DocumentNode.objects.filter(owner=owner, kind="chunk").count()
+    print(f"indexed in {time.perf_counter() - started:.0f} s: {chunks} chunks, {len(sections)} labelled sections")
+
+    print("documents (find):")
+    document_results = evaluate_documents(owner, queries, sections)
+    print("follow-ups (search):")
+    loaded = load_conversations(owner, conversations)
+    followup_results = evaluate_followups(owner, loaded, sections)
+    print("rewrite detector:", followup_results["detector"])
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps({"documents": document_results, "followups": followup_results, "chunks": chunks}, indent=2)
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Chat through real Daphne processes sharing the Redis channel layer, with a websocket client library:
+a conversation started on one process continues on another, an idle socket stays open, and two users
+chatting at once on one process each receive only their own events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from urllib.parse import quote
+
+import pytest
+import websockets
+from django.conf import settings
+from django.db import connection
+from rest_framework.authtoken.models import Token
+
+from tests.factories import UserFactory
+from tests.helpers import ROOT, clean_env, free_port
+from tests.retrieval_app.test_find_search import KETTLE, _index
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def _database_url() -> str:
+    params = connection.settings_dict
+    host = quote(params["HOST"] or "", safe="")
+    password = f":{quote(params['PASSWORD'])}" if params.get("PASSWORD") else ""
+    port = f":{params['PORT']}" if params.get("PORT") else ""
+    return f"postgresql://{params['USER']}{password}@{host}{port}/{params['NAME']}"
+
+
+@pytest.fixture
+def daphnes():
+    env = clean_env(
+        DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=_database_url(), REDIS_URL=settings.REDIS_URL
+    )
+    ports = [free_port(), free_port()]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for port in ports
+    ]
+    deadline = time.monotonic() + 60
+    for port, process in zip(ports, processes, strict=True):
+        while True:
+            assert process.poll() is None, process.stderr.read()
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "Daphne did not start"
+                time.sleep(0.3)
+    yield ports
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.wait(timeout=20)
+
+
+async def _turn(socket, **body) -> list[dict]:
+    await socket.send(json.dumps({"type": "chat", **body}))
+    frames = []
+    while True:
+        frame = json.loads(await asyncio.wait_for(socket.recv(), timeout=60))
+        frames.append(frame)
+        if frame["type"] in ("done", "error"):
+            return frames
+
+
+def test_a_conversation_moves_between_daphne_processes(user, daphnes):
+    _index(user, "kettle.md", KETTLE)
+    token = Token.objects.create(user=user).key
+    stranger = Token.objects.create(user=UserFactory()).key
+    first_port, second_port = daphnes
+
+    async def run():
+        headers = {"Authorization": f"Token {token}"}
+        async with websockets.connect(f"ws://127.0.0.1:{first_port}/ws/chat/", additional_headers=headers) as ws:
+            opening = await _turn(ws, message="Tell me about the Aurora kettle.")
+            # Idle for longer than redis-py's default read timeout: the socket must survive it.
+            await asyncio.sleep(6)
+            await ws.send(json.dumps({"type": "ping"}))
+            pong = json.loads(await asyncio.wait_for(ws.recv(), timeout=10))
+        session_id = opening[0]["session_id"]
+        async with (
+            websockets.connect(f"ws://127.0.0.1:{second_port}/ws/chat/?token={token}") as mine,
+            websockets.connect(f"ws://127.0.0.1:{second_port}/ws/chat/?token={stranger}") as theirs,
+        ):
+            follow_up, other = await asyncio.gather(
+                _turn(mine, message="how often should I descale it?", session_id=session_id),
+                _turn(theirs, message="What do you know about kettles?"),
+            )
+        return opening, pong, follow_up, other
+
+    opening, pong, follow_up, other = asyncio.run(run())
+    assert opening[-1]["type"] == "done" and pong == {"type": "pong"}
+    assert follow_up[-1]["type"] == "done" and "four weeks" in follow_up[-1]["message"]
+    assert {f["session_id"] for f in follow_up} == {opening[0]["session_id"]}
+    assert other[-1]["type"] == "done"
+    assert opening[0]["session_id"] not in {f.get("session_id") for f in other}
+    assert other[0]["context"] == []  # none of the first user's documents
