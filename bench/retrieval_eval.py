@@ -122,16 +122,20 @@ def load_conversations(owner, conversations: list[dict]) -> list[dict]:
     from sessions_app.tasks import backfill_embeddings
 
     loaded = []
+    # Scenarios share one user's history: each earlier session is stored once, however many refer to it.
+    stored: dict[tuple, list[int]] = {}
     for scenario in conversations:
         earlier_ids = []
-        for number, earlier in enumerate(scenario["earlier_sessions"]):
-            session = services.session_create(owner=owner, title=earlier["title"])
-            created = services.message_bulk_create(
-                session=session,
-                messages=[services.NewMessage(role=m["role"], content=m["content"]) for m in earlier["messages"]],
-            )
-            earlier_ids.append([m.id for m in created])
-            del number
+        for earlier in scenario["earlier_sessions"]:
+            key = (earlier["title"], tuple((m["role"], m["content"]) for m in earlier["messages"]))
+            if key not in stored:
+                session = services.session_create(owner=owner, title=earlier["title"])
+                created = services.message_bulk_create(
+                    session=session,
+                    messages=[services.NewMessage(role=m["role"], content=m["content"]) for m in earlier["messages"]],
+                )
+                stored[key] = [m.id for m in created]
+            earlier_ids.append(stored[key])
         current = services.session_create(owner=owner, title=f"current {scenario['id']}")
         if scenario["current_session"]:
             services.message_bulk_create(
@@ -142,6 +146,7 @@ def load_conversations(owner, conversations: list[dict]) -> list[dict]:
             )
         loaded.append({"scenario": scenario, "session_id": str(current.id), "message_ids": earlier_ids})
     backfill_embeddings()
+    print(f"  {len(stored)} earlier sessions stored for {len(loaded)} scenarios", flush=True)
     return loaded
 
 

@@ -1,11 +1,13 @@
 """URL configuration: the API under /api/, the admin, the schema and its browsable docs."""
 
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from config.api import HealthView, TokenView, api_not_found
+from retrieval_app.views import ChatPageView
 
 api_patterns = [
     path("health", HealthView.as_view(), name="health"),
@@ -22,6 +24,9 @@ api_patterns = [
 
 urlpatterns = [
     path("", TemplateView.as_view(template_name="index.html"), name="home"),
+    path("chat/", ChatPageView.as_view(), name="chat-page"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
 ]

@@ -44,16 +44,20 @@ def auth_stack(inner):
 
 
 class _OriginValidator(OriginValidator):
-    """Channels' origin check, except that a socket without an Origin header is let through: browsers
-    always send one (so cross-site pages are still refused), and integrations authenticate by token."""
+    """Only pages served from ALLOWED_HOSTS may open a socket with the user's cookie. A socket without an
+    Origin header is let through: browsers always send one (so cross-site pages are still refused),
+    and integrations authenticate by token. The hosts are read per connection, not at import."""
+
+    def __init__(self, application) -> None:
+        super().__init__(application, [])
 
     def valid_origin(self, parsed_origin) -> bool:
+        from django.conf import settings
+
+        allowed = list(settings.ALLOWED_HOSTS) or (["localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else [])
+        self.allowed_origins = allowed
         return parsed_origin is None or super().valid_origin(parsed_origin)
 
 
 def origin_validator(inner):
-    """Only pages served from ALLOWED_HOSTS may open a socket with the user's cookie."""
-    from django.conf import settings
-
-    allowed = list(settings.ALLOWED_HOSTS) or (["localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else [])
-    return _OriginValidator(inner, allowed)
+    return _OriginValidator(inner)

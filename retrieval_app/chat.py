@@ -280,6 +280,15 @@ def _record_answer(turn: _Turn, text: str, *, generated: bool, status: str, erro
     )
 
 
+def _release_database() -> None:
+    """Returns this thread's connections to the pool while the model streams: an answer can take a
+    minute, and a pool held by every open stream would refuse the next user. (Not inside a
+    transaction, which a caller may own.)"""
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close()
+
+
 def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None) -> Iterator[Event]:
     """Runs one turn, yielding its events. ``cancel`` (set by a transport) stops generation; the partial
     answer is recorded as such. Raises a domain error for bad input before writing anything."""
@@ -296,6 +305,7 @@ def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None
     _record_budget(turn)
     turn.budget["outside_model_ms"] = round((time.perf_counter() - started) * 1000, 2)
     yield _context_event(turn)
+    _release_database()
 
     engine = ai.text_engine()
     streaming = hasattr(engine, "stream")

@@ -150,7 +150,9 @@ STATIC_URL = "static/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT") or BASE_DIR / "var" / "media")
 MEDIA_URL = "media/"
 
-LOGIN_URL = "admin:login"
+# Every user signs in here (the admin's own form admits staff only).
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "chat-page"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

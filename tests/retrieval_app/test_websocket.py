@@ -193,3 +193,25 @@ def test_two_users_chatting_at_once_each_see_only_their_own_events(user):
     assert all(f.get("session_id") == my_session for f in mine)
     assert all(f.get("session_id") == their_session for f in theirs)
     assert not any("kettle" in json.dumps(f).lower() for f in theirs[:1])  # their context holds none of my documents
+
+
+def test_the_chat_page_signs_in_and_its_session_cookie_opens_the_socket(client, user):
+    assert client.get("/chat/").status_code == 302  # to the sign-in form
+    user.set_password("a long enough password")
+    user.save()
+    response = client.post("/accounts/login/", {"username": user.username, "password": "a long enough password"})
+    assert response.status_code == 302 and response["Location"] == "/chat/"
+    page = client.get("/chat/")
+    assert page.status_code == 200 and b"/ws/chat/" in page.content
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+
+    async def run():
+        communicator, connected = await _connect(headers=[(b"cookie", cookie), (b"origin", b"http://testserver")])
+        if connected:
+            await communicator.send_to(text_data=json.dumps({"type": "ping"}))
+            reply = json.loads(await communicator.receive_from(timeout=10))
+            await communicator.disconnect()
+            return reply
+        return None
+
+    assert async_to_sync(run)() == {"type": "pong"}

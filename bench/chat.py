@@ -1,0 +1,219 @@
+"""Chat benchmarks: the time a turn spends outside the model, prompt size over a long session, and how
+many concurrent websocket chats one Daphne process streams with a stub model.
+
+    .venv/bin/python bench/chat.py [--messages 100000] [--chunks 10000] [--turns 60]
+                                   [--sockets 10,25,50,100] [--skip-load]
+
+Rows are loaded as in ``bench/retrieval_latency.py`` (real embeddings reused with noise). The stub
+model is the loopback OpenAI-compatible server the tests use, streaming one word every
+``--token-ms`` milliseconds; the added per-token latency is the gap between tokens a client sees
+minus that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import quote
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._setup import django_for_bench, percentiles
+
+DATABASE = "recollect_bench_chat"
+
+
+def outside_model(owner, turns: int) -> dict:
+    """Per turn: everything before the first token plus everything after the last one."""
+    from retrieval_app.chat import ChatRequest, chat_turn
+
+    questions = [
+        "What happened to the billing service last week?",
+        "why did it fail?",
+        "Which ticket tracks the timezone bug?",
+        "and who fixed that?",
+        "Summarise the incidents with the load balancer.",
+    ]
+    session_id = None
+    samples = []
+    for number in range(turns):
+        started = time.perf_counter()
+        first_token = last_token = None
+        for event in chat_turn(owner=owner, request=ChatRequest(message=questions[number % 5], session_id=session_id)):
+            now = time.perf_counter()
+            if event.type == "context":
+                session_id = event.data["session_id"]
+                first_token = now
+            elif event.type == "token":
+                last_token = now
+        ended = time.perf_counter()
+        samples.append((first_token - started) + (ended - (last_token or first_token)))
+    return percentiles([s * 1000 for s in samples])
+
+
+def prompt_growth(owner) -> dict:
+    """Prompt tokens of a turn at turns 10, 100 and 1,000 of one session."""
+    from retrieval_app.chat import ChatRequest, chat_turn
+    from sessions_app import services
+
+    session = services.session_create(owner=owner, title="long session")
+    rng = random.Random(3)
+    topics = ["billing", "search latency", "the VPN", "holiday rota", "the Kafka upgrade", "invoices"]
+    done_turns, sizes = 0, {}
+    for target in (10, 100, 1000):
+        batch = []
+        while done_turns + len(batch) // 2 < target - 1:
+            topic = rng.choice(topics)
+            batch += [
+                services.NewMessage(role="user", content=f"Question {len(batch)} about {topic}: what changed?"),
+                services.NewMessage(role="assistant", content=f"For {topic}, ticket OPS-{rng.randint(100, 999)}."),
+            ]
+        for start in range(0, len(batch), 500):
+            services.message_bulk_create(session=session, messages=batch[start : start + 500])
+        done_turns += len(batch) // 2
+        events = list(
+            chat_turn(owner=owner, request=ChatRequest(message="What did we decide?", session_id=str(session.id)))
+        )
+        sizes[target] = events[-1].data.get("prompt_tokens")
+        done_turns += 1
+    return sizes
+
+
+async def _socket_chat(url: str, message: str) -> dict:
+    import websockets
+
+    gaps, error = [], None
+    started = time.perf_counter()
+    first = None
+    try:
+        async with websockets.connect(url, open_timeout=30, max_queue=None) as ws:
+            await ws.send(json.dumps({"type": "chat", "message": message}))
+            last = None
+            while True:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=120))
+                now = time.perf_counter()
+                if frame["type"] == "token":
+                    if last is not None:
+                        gaps.append((now - last) * 1000)
+                    else:
+                        first = now - started
+                    last = now
+                elif frame["type"] in ("done", "error"):
+                    if frame["type"] == "error":
+                        error = frame.get("error")
+                    break
+    except Exception as exc:  # counted, not fatal: the point is how many fail
+        error = f"{type(exc).__name__}: {exc}"
+    return {"gaps": gaps, "error": error, "first_token_s": first}
+
+
+def concurrency(owner, levels: list[int], token_ms: float, words: int) -> dict:
+    from django.conf import settings
+    from rest_framework.authtoken.models import Token
+
+    from tests.llm_server import FakeLLM, start
+
+    fake = FakeLLM(reply=lambda messages: " ".join(f"w{i}" for i in range(words)), token_delay_s=token_ms / 1000)
+    start(fake)
+    token = Token.objects.get_or_create(user=owner)[0].key
+    params = settings.DATABASES["default"]
+    port = 8765
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.dev",
+        "DATABASE_URL": f"postgresql://{params['USER']}@{quote(params['HOST'], safe='')}/{params['NAME']}",
+        "REDIS_URL": settings.REDIS_URL,
+        "LLM_MODEL": "openai/stub",
+        "LLM_API_BASE": fake.url,
+        "LLM_API_KEY": "stub",
+        "DATABASE_POOL_SIZE": "16",
+        "LOG_LEVEL": "WARNING",
+    }
+    daphne = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        results = {}
+        url = f"ws://127.0.0.1:{port}/ws/chat/?token={token}"
+        for level in levels:
+
+            async def run(count: int = level):
+                return await asyncio.gather(*[_socket_chat(url, f"Chat {i}: what is new?") for i in range(count)])
+
+            began = time.perf_counter()
+            outcomes = asyncio.run(run())
+            wall = time.perf_counter() - began
+            gaps = sorted(g for o in outcomes for g in o["gaps"])
+            errors = [o["error"] for o in outcomes if o["error"]]
+            firsts = sorted(o["first_token_s"] for o in outcomes if o["first_token_s"] is not None)
+            results[level] = {
+                "errors": len(errors),
+                "first_error": errors[0] if errors else None,
+                "tokens": len(gaps) + len(firsts),
+                "added_ms_per_token_p50": round(statistics.median(gaps) - token_ms, 2) if gaps else None,
+                "added_ms_per_token_p95": round(gaps[int(len(gaps) * 0.95) - 1] - token_ms, 2) if gaps else None,
+                "first_token_s_p50": round(statistics.median(firsts), 2) if firsts else None,
+                "first_token_s_p95": round(firsts[max(0, int(len(firsts) * 0.95) - 1)], 2) if firsts else None,
+                "wall_s": round(wall, 1),
+            }
+            print(f"  {level:4d} sockets: {results[level]}", flush=True)
+        return results
+    finally:
+        daphne.terminate()
+        daphne.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--chunks", type=int, default=10_000)
+    parser.add_argument("--turns", type=int, default=60)
+    parser.add_argument("--sockets", default="10,25,50,100")
+    parser.add_argument("--token-ms", type=float, default=20.0)
+    parser.add_argument("--words", type=int, default=100)
+    parser.add_argument("--skip-load", action="store_true", help="reuse the rows of a previous run")
+    args = parser.parse_args()
+
+    django_for_bench(DATABASE, fresh=not args.skip_load)
+    from django.contrib.auth import get_user_model
+
+    from bench.retrieval_latency import load_documents
+    from bench.sessions import VectorPool, load_messages
+
+    User = get_user_model()
+    if args.skip_load:
+        owner = User.objects.get(username="bench")
+    else:
+        owner = User.objects.create_user(username="bench")
+        pool = VectorPool(random.Random(11), 3000)
+        started = time.perf_counter()
+        load_documents(owner, args.chunks, pool)
+        load_messages(owner, args.messages, pool)
+        print(f"loaded {args.chunks} chunks and {args.messages} messages in {time.perf_counter() - started:.0f} s")
+    print("outside the model, per turn (built-in engine):", outside_model(owner, args.turns), flush=True)
+    print("prompt tokens at turn 10/100/1000:", prompt_growth(owner), flush=True)
+    print("concurrent websocket chats on one Daphne process (stub model):", flush=True)
+    concurrency(owner, [int(x) for x in args.sockets.split(",")], args.token_ms, args.words)
+
+
+if __name__ == "__main__":
+    main()
