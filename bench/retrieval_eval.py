@@ -118,7 +118,9 @@ def evaluate_documents(owner, queries: list[dict], sections: dict[tuple[str, str
 
 def load_conversations(owner, conversations: list[dict]) -> list[dict]:
     """Stores each scenario's earlier sessions and current session; returns what each follow-up needs."""
+    from retrieval_app.services import retrieval_search
     from sessions_app import services
+    from sessions_app.services import working_set_get
     from sessions_app.tasks import backfill_embeddings
 
     loaded = []
@@ -146,13 +148,20 @@ def load_conversations(owner, conversations: list[dict]) -> list[dict]:
             )
         loaded.append({"scenario": scenario, "session_id": str(current.id), "message_ids": earlier_ids})
     backfill_embeddings()
+    # In a chat every user turn is searched, and what it found becomes the session's working set; the
+    # follow-up is asked against that state, as it would be in a live conversation.
+    for item in loaded:
+        for message in item["scenario"]["current_session"]:
+            if message["role"] == "user":
+                retrieval_search(owner=owner, query=message["content"], session_id=item["session_id"], limit=5)
+        item["working_set"] = working_set_get(session_id=item["session_id"]).as_dict()
     print(f"  {len(stored)} earlier sessions stored for {len(loaded)} scenarios", flush=True)
     return loaded
 
 
 def evaluate_followups(owner, loaded: list[dict], sections: dict[tuple[str, str], str]) -> dict:
     from retrieval_app.services import SearchOptions, retrieval_search
-    from sessions_app.services import working_set_clear
+    from sessions_app.services import working_set_clear, working_set_update
 
     section_uris = {uri: key for key, uri in sections.items()}
     variants = {
@@ -175,6 +184,13 @@ def evaluate_followups(owner, loaded: list[dict], sections: dict[tuple[str, str]
                     continue
                 target = uri
             working_set_clear(session_id=item["session_id"])
+            state = item["working_set"]
+            working_set_update(
+                session_id=item["session_id"],
+                resolved_terms=state["resolved_terms"],
+                documents=state["active_documents"],
+                sections=state["active_sections"],
+            )
             started = time.perf_counter()
             body = retrieval_search(
                 owner=owner,
@@ -205,21 +221,50 @@ def evaluate_followups(owner, loaded: list[dict], sections: dict[tuple[str, str]
     return out
 
 
+def grid(owner, documents: list[dict], queries: list[dict]) -> None:
+    """nDCG@10 and MRR of hierarchical and blended flat retrieval for a few settings around the defaults."""
+    from django.test import override_settings
+
+    from documents_app.models import DocumentNode
+
+    keys = {doc["filename"]: doc["key"] for doc in documents}
+    sections = {
+        (keys[node.document.filename], node.title.strip()): node.uri
+        for node in DocumentNode.objects.filter(owner=owner, kind="section").select_related("document")
+        if node.document.filename in keys
+    }
+    global CONFIGURATIONS
+    CONFIGURATIONS = {k: v for k, v in CONFIGURATIONS.items() if k in ("hybrid (blend)", "hierarchical")}
+    for alpha in (0.3, 0.5, 0.7):
+        for weight in (0.2, 0.3, 0.5):
+            with override_settings(SCORE_PROPAGATION_ALPHA=alpha, KEYWORD_WEIGHT=weight):
+                print(f"alpha={alpha} keyword_weight={weight}", flush=True)
+                evaluate_documents(owner, queries, sections)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--queries", type=int, default=0, help="evaluate only the first N queries")
+    parser.add_argument(
+        "--grid",
+        action="store_true",
+        help="reuse the indexed corpus of a previous run and compare settings on the document queries only",
+    )
     args = parser.parse_args()
 
-    django_for_bench("recollect_eval")
+    django_for_bench("recollect_eval", fresh=not args.grid)
     from django.contrib.auth import get_user_model
 
     from bench.evalset import corpus
 
-    owner = get_user_model().objects.create_user(username="eval")
     documents, queries, conversations = corpus.documents(), corpus.queries(), corpus.conversations()
     if args.queries:
         queries = queries[: args.queries]
+    if args.grid:
+        grid(get_user_model().objects.get(username="eval"), documents, queries)
+        return
+    owner = get_user_model().objects.create_user(username="eval")
     print(f"corpus: {len(documents)} documents, {len(queries)} queries, {len(conversations)} conversations")
     started = time.perf_counter()
     sections = index_corpus(owner, documents)

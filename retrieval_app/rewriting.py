@@ -95,6 +95,11 @@ _DETERMINERS = frozenset(
 )
 
 
+_NOT_NAMES = frozenset(
+    {"i", "what", "which", "when", "where", "who", "whom", "whose", "why", "how", "and", "or", "but"}
+)
+
+
 def _has_antecedent(words: Sequence[str]) -> bool:
     """Whether the words before a pronoun name something it can refer to: a noun introduced by a
     determiner ("the retention policy ... change it"), a name ("Kafka ... is it fast") or a technical
@@ -103,33 +108,70 @@ def _has_antecedent(words: Sequence[str]) -> bool:
         lowered = word.lower()
         if lowered in _DETERMINERS and index + 1 < len(words) and _content_words(words[index + 1 : index + 2]):
             return True
-        if index > 0 and word[0].isupper() and lowered not in PRONOUNS and word != "I":
+        if index > 0 and word[0].isupper() and lowered not in PRONOUNS | _NOT_NAMES:
             return True
         if any(ch.isdigit() for ch in word) or "_" in word or "." in word.strip("."):
             return True
     return False
 
 
+_INTERJECTION = re.compile(
+    r"^\s*(?:[^.!?]{1,30}?[.!?]|(?:yes|no|ok|okay|right|sure|thanks|great)\b,?)\s+(?=\S)", re.IGNORECASE
+)
+_AFTER_BARE_DEMONSTRATIVE = _VERBS_AFTER_BARE_DEMONSTRATIVE | {
+    "again",
+    "exactly",
+    "now",
+    "then",
+    "there",
+    "here",
+    "too",
+}
+_BEFORE_SUBJECT_DEMONSTRATIVE = frozenset({"is", "was", "are", "were", "does", "did", "about", "of", "with", "for"})
+_EXISTENTIAL_THERE = frozenset({"is", "are", "was", "were", "isn't", "aren't", "a", "an", "any", "some"})
+
+
+def _core(query: str) -> str:
+    """The question without a short opening reply ("Yes.", "I think so.", "Probably."): a follow-up
+    often answers the assistant before it asks, and that reply is not where its subject is."""
+    previous = None
+    while previous != query:
+        previous = query
+        match = _INTERJECTION.match(query)
+        if match and len(match.group(0).split()) <= 4 and len(query) > len(match.group(0)) + 3:
+            query = query[match.end() :]
+    return query
+
+
 def detect_signals(query: str) -> list[str]:
     """The signals that ``query`` leans on earlier turns. Empty for a standalone question."""
+    query = _core(query)
     words = _WORD.findall(query)
     lowered = [w.lower().translate(_APOSTROPHES) for w in words]
     signals: list[str] = []
     for index, word in enumerate(lowered):
         antecedent = _has_antecedent(words[:index])
+        previous = lowered[index - 1] if index else ""
+        following = lowered[index + 1] if index + 1 < len(lowered) else ""
         if word in PRONOUNS:
-            if word in ("one", "ones") and not (index and lowered[index - 1] in ("the", "that", "this", "which")):
+            if word in ("one", "ones") and previous not in ("the", "that", "this", "which"):
                 continue  # "one of the options" is a number, not a reference
-            if not antecedent:
+            if word == "it" and following in ("say", "says", "said", "mention", "mentions"):
+                signals.append("reference:it (the document)")
+            elif not antecedent:
                 signals.append(f"pronoun:{word}")
         elif word in DEMONSTRATIVES:
-            following = lowered[index + 1] if index + 1 < len(lowered) else ""
             if following in REFERENCE_NOUNS:
                 signals.append(f"reference:{word} {following}")
-            elif (not following or following in _VERBS_AFTER_BARE_DEMONSTRATIVE) and not antecedent:
+            elif not antecedent and (
+                not following or following in _AFTER_BARE_DEMONSTRATIVE or previous in _BEFORE_SUBJECT_DEMONSTRATIVE
+            ):
                 signals.append(f"demonstrative:{word}")
-        elif word == "the" and index + 1 < len(lowered) and lowered[index + 1] in _DOCUMENT_NOUNS:
-            signals.append(f"reference:the {lowered[index + 1]}")
+        elif word == "there" and previous not in _EXISTENTIAL_THERE and following not in _EXISTENTIAL_THERE:
+            if not antecedent:
+                signals.append("place:there")
+        elif word == "the" and following in _DOCUMENT_NOUNS:
+            signals.append(f"reference:the {following}")
     if _ORDINAL_REFERENCE.search(query):
         signals.append("ordinal:" + _ORDINAL_REFERENCE.search(query).group(0).lower())
     if _ELLIPSIS_START.match(query):
@@ -159,8 +201,9 @@ def _noun_phrases(text: str) -> list[tuple[float, str]]:
     found: list[tuple[float, str]] = []
     for sentence in extractive.split_sentences(text[:4000]):
         tokens = re.findall(r"[A-Za-z0-9][\w'.-]*[\w]|[A-Za-z0-9]|[^\w\s]", sentence)
-        # Each run: its words, whether a determiner introduced it, whether it starts the sentence.
-        runs: list[tuple[list[str], bool, bool]] = [([], False, True)]
+        # Each run: its words, whether a determiner introduced it, whether it starts the sentence, and
+        # whether it owns what follows ("Maya's recital": the recital is what "it" points back to).
+        runs: list[list] = [[[], False, True, False]]
         for position, token in enumerate(tokens):
             lowered = token.lower()
             is_content = (
@@ -169,16 +212,50 @@ def _noun_phrases(text: str) -> list[tuple[float, str]]:
                 and lowered not in PRONOUNS
                 and len(token) > 2
                 and not (position == 0 and (not token[0].isupper() or lowered in _LEADING_VERBS))
+                and not _looks_like_verb(token, tokens[position - 1] if position else "")
             )
-            if is_content:
+            possessive = lowered.endswith(("'s", "\u2019s"))
+            if is_content and possessive:
+                # "the Cardamom Rice Pudding's Ingredients section": the owner is a phrase of its own.
+                runs[-1][0].append(token[:-2])
+                runs[-1][3] = True
+                runs.append([[], True, False, False])
+            elif is_content:
                 runs[-1][0].append(token)
             else:
-                runs.append(([], lowered in _DETERMINERS, False))
-        for words, introduced, at_start in runs:
+                runs.append([[], lowered in _DETERMINERS, False, False])
+        for words, introduced, at_start, owner in runs:
             if words:
                 named = any(word[0].isupper() for word in words[1:]) or (words[0][0].isupper() and not at_start)
-                found.append((len(words) + (2 if named else 0) + (1.5 if introduced else 0), " ".join(words[-4:])))
+                score = len(words) + (2 if named else 0) + (1.5 if introduced else 0) - (1.5 if owner else 0)
+                found.append((score, " ".join(words[-4:])))
     return found
+
+
+_VERBS = frozenset(
+    {"want", "wants", "wanted", "need", "needs", "needed", "ask", "asks", "asked", "give", "gives", "gave"}
+    | {"get", "gets", "got", "open", "say", "says", "said", "think", "thinks", "thought", "know", "knows"}
+    | {"like", "likes", "use", "uses", "used", "make", "makes", "made", "take", "takes", "took", "goes"}
+    | {"went", "come", "comes", "came", "book", "ship", "land", "lands", "start", "starts", "try", "tries"}
+)
+
+
+_AUXILIARIES = frozenset(
+    {"i'm", "we're", "you're", "they're", "he's", "she's", "am", "is", "are", "was", "were", "be", "been"}
+    | {"i", "we", "you", "they", "he", "she", "not", "just", "still", "also"}
+)
+
+
+def _looks_like_verb(token: str, previous: str) -> bool:
+    """A guess without a tagger: listed verbs, "-ing"/"-ed" forms after a subject or auxiliary
+    ("I'm booking", "we shipped"; but "the staging database" and "billing" stay nouns), and the word
+    after "to" ("to confirm")."""
+    lowered, before = token.lower(), previous.lower().replace("\u2019", "'")
+    if token[0].isupper():
+        return False
+    if lowered in _VERBS or before == "to":
+        return True
+    return len(lowered) > 4 and lowered.endswith(("ing", "ed")) and before in _AUXILIARIES
 
 
 _LEADING_VERBS = frozenset({"tell", "show", "explain", "describe", "give", "list", "find", "help", "compare"})
@@ -198,6 +275,21 @@ def salient_phrases(turns: Sequence[tuple[str, str]], *, limit: int = 3) -> list
     return phrases
 
 
+_PEOPLE = frozenset(
+    {"teacher", "manager", "doctor", "dentist", "mother", "father", "mum", "dad", "sister", "brother", "wife"}
+    | {"husband", "partner", "son", "daughter", "friend", "boss", "colleague", "lawyer", "coach", "nurse"}
+)
+
+
+def _person(phrases: Sequence[str]) -> str:
+    """The first subject that is a person: a role ("piano teacher") or a bare name ("Maya")."""
+    for phrase in phrases:
+        words = phrase.split()
+        if words[-1].lower() in _PEOPLE or (len(words) <= 2 and all(w[0].isupper() for w in words)):
+            return phrase
+    return ""
+
+
 def _replace_word(text: str, word: str, replacement: str) -> str:
     return re.sub(rf"\b{re.escape(word)}\b", replacement, text, count=1, flags=re.IGNORECASE)
 
@@ -213,7 +305,8 @@ def resolve(decision: Rewrite, context: RewriteContext) -> Rewrite:
     for signal in decision.signals:
         kind, _, words = signal.partition(":")
         if kind == "pronoun":
-            target = subject or context.resolved_terms.get(words, "")
+            person = words in ("he", "him", "his", "she", "her", "hers")
+            target = (_person(phrases) if person else "") or subject or context.resolved_terms.get(words, "")
             if not target:
                 continue
             replacement = f"{target}'s" if words in ("its", "their", "his", "her") else target
@@ -225,15 +318,26 @@ def resolve(decision: Rewrite, context: RewriteContext) -> Rewrite:
                 query = _replace_word(query, words, target)
                 resolved[words] = target
         elif kind == "reference":
-            noun = words.split()[-1]
+            document_reference = words == "it (the document)"
+            noun = "document" if document_reference else words.split()[-1]
             pool = context.active_sections if noun in ("section", "chapter", "part", "paragraph", "clause") else ()
             pool = pool or context.active_documents
             if pool and pool[0][1]:
                 title = pool[0][1]
-                query = _replace_word(query, words, f"{words} ({title})")
-                resolved[words] = title
+                if document_reference:
+                    query = _replace_word(query, "it", f"the {title}")
+                    resolved["it"] = title
+                else:
+                    query = _replace_word(query, words, f"{words} ({title})")
+                    resolved[words] = title
             elif subject:
-                extra.append(subject)
+                if document_reference:
+                    query = _replace_word(query, "it", subject)
+                    resolved["it"] = subject
+                else:
+                    extra.append(subject)
+        elif kind == "place" and subject:
+            extra.append(subject)
         elif kind in ("ellipsis", "ordinal", "short_followup"):
             extra += phrases[:2]
     for term, meaning in context.resolved_terms.items():

@@ -292,13 +292,20 @@ def _rewrite_context(*, owner, session, query: str) -> tuple[rewriting.RewriteCo
     )
     working_set = working_set_get(session_id=str(session.id))
     doc_ids = [_as_uuid(d) for d in working_set.active_documents]
+    sections = DocumentNode.objects.filter(owner=owner, uri__in=working_set.active_sections)
+    section_rows = {
+        uri: (title, str(doc_id)) for uri, title, doc_id in sections.values_list("uri", "title", "document_id")
+    }
+    wanted = {d for d in doc_ids if d} | {uuid.UUID(doc_id) for _, doc_id in section_rows.values()}
     titles = {
         str(doc.id): doc.title or doc.filename
-        for doc in Document.objects.filter(owner=owner, id__in=[d for d in doc_ids if d]).only("title", "filename")
+        for doc in Document.objects.filter(owner=owner, id__in=wanted).only("title", "filename")
     }
-    section_titles = dict(
-        DocumentNode.objects.filter(owner=owner, uri__in=working_set.active_sections).values_list("uri", "title")
-    )
+    # "the Warranty section of the Lumen K2 manual" says far more to a search than "Warranty".
+    section_titles = {
+        uri: f"{title} section of {titles[doc_id]}" if titles.get(doc_id) and title != titles[doc_id] else title
+        for uri, (title, doc_id) in section_rows.items()
+    }
     recent = context["recent_messages"]
     if recent and recent[-1]["role"] == "user" and recent[-1]["content"].strip() == query.strip():
         recent = recent[:-1]  # a chat turn records its message first; it is not its own antecedent
