@@ -39,7 +39,12 @@ def _parse_uri(owner, uri: str) -> tuple[str, uuid.UUID | None]:
         raise InvalidUri(f"{uri!r} is not a viking:// URI under viking://resources/users/<your id>.")
     if int(match.group(1)) != owner.id:
         raise NodeNotFound()  # another user's resources look exactly like missing ones
-    return uri.strip().rstrip("/"), uuid.UUID(match.group(2)) if match.group(2) else None
+    uri = uri.strip().rstrip("/")
+    if not match.group(2):
+        return uri, None
+    doc_id = uuid.UUID(match.group(2))
+    # Any spelling of the id (upper case, no hyphens is refused by the pattern) names the same node.
+    return uri.replace(match.group(2), str(doc_id), 1), doc_id
 
 
 def _entry(node: DocumentNode) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import logging
 import re
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,12 +29,15 @@ from django.db import connections
 from config.exceptions import DomainError, InvalidInputError
 from retrieval_app import ai
 from retrieval_app.ai import extractive
-from retrieval_app.exceptions import ChatMessageTooLong
+from retrieval_app.exceptions import ChatMessageTooLong, ServerBusy
 from retrieval_app.models import SearchTrace
+from retrieval_app.services import release_database_connections
 
 logger = logging.getLogger(__name__)
 
-CONTEXT_FIELDS = ("uri", "doc_id", "chunk_id", "level", "text", "abstract", "overview", "score", "source")
+CONTEXT_FIELDS = (
+    *("uri", "doc_id", "chunk_id", "level", "text", "abstract", "overview", "score", "source", "match_reason"),
+)
 SYSTEM_PROMPT = (
     "You are Recollect, an assistant with a memory of the user's documents and earlier conversations. "
     "Answer from the context below when it is relevant and cite the URIs you used in square brackets. "
@@ -141,7 +145,7 @@ def _retrieve(owner, turn: _Turn) -> None:
             owner=owner,
             query=query,
             session_id=str(turn.session.id),
-            target_uri=document_uri(owner.id, request.doc_id) if request.doc_id else None,
+            target_uri=document_uri(owner.id, uuid.UUID(str(request.doc_id))) if request.doc_id else None,
             limit=settings.CHAT_CONTEXT_HITS,
             debug=True,
             kind=SearchTrace.Kind.CHAT,
@@ -280,15 +284,6 @@ def _record_answer(turn: _Turn, text: str, *, generated: bool, status: str, erro
     )
 
 
-def _release_database() -> None:
-    """Returns this thread's connections to the pool while the model streams: an answer can take a
-    minute, and a pool held by every open stream would refuse the next user. (Not inside a
-    transaction, which a caller may own.)"""
-    for connection in connections.all(initialized_only=True):
-        if not connection.in_atomic_block:
-            connection.close()
-
-
 def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None) -> Iterator[Event]:
     """Runs one turn, yielding its events. ``cancel`` (set by a transport) stops generation; the partial
     answer is recorded as such. Raises a domain error for bad input before writing anything."""
@@ -300,12 +295,19 @@ def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None
     services.message_bulk_create(session=session, messages=[services.NewMessage(role="user", content=request.message)])
     turn = _Turn(session=session, request=request)
     started = time.perf_counter()
-    _retrieve(owner, turn)
-    _assemble(turn)
-    _record_budget(turn)
+    try:
+        _retrieve(owner, turn)
+        _assemble(turn)
+        _record_budget(turn)
+    except Exception as exc:  # the message is saved; the client must still learn its session
+        logger.exception("chat: preparing the turn failed")
+        message = f"The turn could not be prepared ({type(exc).__name__}); your message was saved."
+        yield Event("error", {"error": message, "session_id": str(session.id)})
+        return
     turn.budget["outside_model_ms"] = round((time.perf_counter() - started) * 1000, 2)
     yield _context_event(turn)
-    _release_database()
+    # An answer can stream for a minute; a pool held by every open stream would refuse the next user.
+    release_database_connections()
 
     engine = ai.text_engine()
     streaming = hasattr(engine, "stream")
@@ -317,7 +319,9 @@ def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None
         else:
             pieces = _pieces(retrieved_answer(turn.query, turn.context, retrieval_error=turn.retrieval_error))
         try:
-            for piece in pieces:
+            # Cancelled before the first word: the model is never called (the stream is lazy).
+            status = cancel.reason if cancel.is_set() else status
+            for piece in () if cancel.is_set() else pieces:
                 if cancel.is_set():
                     status = cancel.reason
                     break
@@ -359,10 +363,23 @@ def chat_reply(*, owner, request: ChatRequest) -> dict[str, Any]:
     return answer
 
 
+_SLOTS: dict[int, threading.BoundedSemaphore] = {}
+
+
+def _turn_slots() -> threading.BoundedSemaphore:
+    """Turns streaming at once in this process, each in its own thread: bounded, so that a flood of
+    sockets gets a clear "busy" instead of exhausting threads and database connections."""
+    size = settings.CHAT_MAX_CONCURRENT_TURNS
+    return _SLOTS.setdefault(size, threading.BoundedSemaphore(size))
+
+
 async def chat_events(*, owner, request: ChatRequest, cancel: Cancellation) -> AsyncIterator[Event]:
     """``chat_turn`` for async transports: the turn runs in a thread of its own (the ORM and litellm are
     synchronous) and its events are relayed as they come. Leaving the loop early (a closed connection)
     cancels the answer, which is then recorded as partial."""
+    slots = _turn_slots()
+    if not slots.acquire(blocking=False):
+        raise ServerBusy(details={"max_turns": settings.CHAT_MAX_CONCURRENT_TURNS})
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
 
@@ -381,9 +398,14 @@ async def chat_events(*, owner, request: ChatRequest, cancel: Cancellation) -> A
             put(Event("error", {"error": f"The turn failed: {type(exc).__name__}.", "session_id": request.session_id}))
         finally:
             connections.close_all()
+            slots.release()
             put(None)
 
-    threading.Thread(target=run, name="chat-turn", daemon=True).start()
+    try:
+        threading.Thread(target=run, name="chat-turn", daemon=True).start()
+    except BaseException:
+        slots.release()
+        raise
     try:
         while (item := await queue.get()) is not None:
             if isinstance(item, DomainError):

@@ -1,8 +1,9 @@
 """The chat websocket: thin; it validates frames and relays the turn pipeline's events.
 
 The client sends ``{"type": "chat", ...the chat body}`` and receives ``context``, ``token``... then
-``done`` or ``error`` frames; ``{"type": "cancel"}`` stops the answer in flight. One answer at a time per
-socket. Every frame goes to this socket alone, so one user never receives another's events.
+``done`` or ``error`` frames; ``{"type": "cancel"}`` stops the answer in flight. One answer at a time
+per socket: a frame refused while one streams gets a ``rejected`` frame, which does not end that
+answer. Every frame goes to this socket alone, so one user never receives another's events.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 await self.task
 
     async def _error(self, message: str, *, code: str, **details) -> None:
-        await self.send(events.ws_frame(events.ERROR, events.error_data(message, code=code, **details)))
+        # While an answer streams, a refused frame must not look like the end of that answer.
+        kind = events.REJECTED if self.task is not None and not self.task.done() else events.ERROR
+        await self.send(events.ws_frame(kind, events.error_data(message, code=code, **details)))
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if text_data is None:
@@ -53,7 +56,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return await self._error("The frame is too large.", code="too_large", max_chars=MAX_FRAME_CHARS)
         try:
             frame = json.loads(text_data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the parser's limit
             return await self._error("The frame is not JSON.", code="invalid_frame")
         if not isinstance(frame, dict):
             return await self._error("A frame must be a JSON object with a type.", code="invalid_frame")
@@ -86,10 +89,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             async for event in chat.chat_events(owner=self.scope["user"], request=request, cancel=cancellation):
                 await self.send(events.ws_frame(event.type, event.data))
         except DomainError as exc:
-            await self._error(exc.message, code=exc.code, **exc.details)
+            await self.send(events.ws_frame(events.ERROR, events.error_data(exc.message, code=exc.code)))
         except asyncio.CancelledError:
             raise
         except Exception:  # the socket stays usable for the next turn
             logger.exception("websocket chat failed")
             with contextlib.suppress(Exception):
-                await self._error("The answer failed.", code="error")
+                await self.send(events.ws_frame(events.ERROR, events.error_data("The answer failed.")))

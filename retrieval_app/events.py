@@ -9,6 +9,8 @@ import json
 from typing import Any
 
 CONTEXT, TOKEN, DONE, ERROR = "context", "token", "done", "error"
+# A websocket frame refused while an answer streams (busy, malformed): that answer goes on.
+REJECTED = "rejected"
 
 
 def sse_frame(event_type: str, data: dict[str, Any]) -> bytes:

@@ -21,3 +21,8 @@ class ChatMessageTooLong(InvalidInputError):
 class GenerationFailed(UnavailableError):
     code = "generation_failed"
     default_message = "The model could not answer; your message was saved."
+
+
+class ServerBusy(UnavailableError):
+    code = "busy"
+    default_message = "Too many answers are streaming on this server; retry in a moment."

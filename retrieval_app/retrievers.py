@@ -27,6 +27,7 @@ from retrieval_app.selectors import has_more_rows_than, nearest_neighbours
 
 TEXT_SEARCH_CONFIG = "english"
 MAX_QUERY_LEXEMES = 64
+MAX_CHECKED_LEXEMES = 16
 RRF_K = 60
 SEED_DIRECTORIES = 10
 EXPANSIONS_PER_ROUND = 4
@@ -52,9 +53,12 @@ class Query:
 def query_lexemes(text: str) -> tuple[str, ...]:
     """The stems PostgreSQL's English configuration makes of ``text``, stopwords dropped."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT tsvector_to_array(to_tsvector(%s::regconfig, %s))", [TEXT_SEARCH_CONFIG, text])
-        (lexemes,) = cursor.fetchone()
-    return tuple((lexemes or [])[:MAX_QUERY_LEXEMES])
+        # In the order they appear, so that a very long query keeps its beginning.
+        cursor.execute(
+            "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY positions[1] LIMIT %s",
+            [TEXT_SEARCH_CONFIG, text, MAX_QUERY_LEXEMES],
+        )
+        return tuple(row[0] for row in cursor.fetchall())
 
 
 @dataclass
@@ -133,22 +137,21 @@ def scored(queryset: QuerySet, query: Query, *, text: bool = True) -> QuerySet:
     return queryset.defer(*deferred).annotate(**annotations)
 
 
-def with_text(candidates: Sequence[Candidate]) -> None:
-    """Loads the tiers of document-node candidates scored without them, in one query."""
+def with_text(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Loads the tiers of document-node candidates scored without them, in one query; returns the
+    candidates whose rows still exist."""
     missing = [c for c in candidates if c.row is not None and "content" in c.row.get_deferred_fields()]
     if not missing:
-        return
+        return list(candidates)
     model = type(missing[0].row)
     rows = model.objects.filter(pk__in=[c.row.pk for c in missing]).only("abstract", "overview", "content")
     texts = {row.pk: row for row in rows}
     for candidate in missing:
-        row = texts.get(candidate.row.pk)
-        if row is not None:
-            candidate.row.abstract, candidate.row.overview, candidate.row.content = (
-                row.abstract,
-                row.overview,
-                row.content,
-            )
+        if (row := texts.get(candidate.row.pk)) is not None:
+            candidate.row.abstract, candidate.row.overview = row.abstract, row.overview
+            candidate.row.content = row.content
+    # A row deleted since it was scored (its document removed or reindexed) drops out of the results.
+    return [c for c in candidates if c not in missing or c.row.pk in texts]
 
 
 def _node_candidate(node, query: Query) -> Candidate:
@@ -188,7 +191,8 @@ def informative_lexemes(queryset: QuerySet, lexemes: Sequence[str]) -> tuple[str
     if not lexemes or not has_more_rows_than(queryset, cap):
         return tuple(lexemes)
     kept = []
-    for lexeme in lexemes:
+    # Each stem costs a (cached) count; a long query's first stems carry its subject.
+    for lexeme in lexemes[:MAX_CHECKED_LEXEMES]:
         matching = queryset.filter(search_vector=SearchQuery(_quoted(lexeme), search_type="raw", config="simple"))
         if not has_more_rows_than(matching, cap - 1):
             kept.append(lexeme)
@@ -271,10 +275,11 @@ def chunk_candidates(
     )
     started = time.perf_counter()
     candidates = score_nodes(chunks, query, [uri for uri, _ in dense] + [uri for uri, _ in keyword])
-    for uri, _ in dense:
-        candidates[uri].found_by.add("dense")
-    for uri, _ in keyword:
-        candidates[uri].found_by.add("keyword")
+    # A row deleted between the two reads (a document removed or reindexed meanwhile) is just gone.
+    for name, found in (("dense", dense), ("keyword", keyword)):
+        for uri, _ in found:
+            if uri in candidates:
+                candidates[uri].found_by.add(name)
     if fusion == "rrf":
         ranks: dict[str, float] = {}
         lists = [ranked for ranked in (dense, keyword) if ranked]
@@ -348,7 +353,10 @@ def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Ret
     # The sections of the very best chunks are always opened, so a strong passage in a weak section is
     # still found; other directories must reach the threshold.
     must_open = {c.parent_uri for c in flat.candidates[:3]}
-    queue = [(-d.score, d.uri) for d in seeds if d.score >= threshold or d.uri in must_open]
+    # Those go first, whatever their score; the rest in order of score.
+    queue = [
+        (-1e9 if d.uri in must_open else -d.score, d.uri) for d in seeds if d.score >= threshold or d.uri in must_open
+    ]
     heapq.heapify(queue)
     below = [d.uri for d in seeds if d.score < threshold and d.uri not in must_open]
     visited: list[str] = []
@@ -373,7 +381,8 @@ def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Ret
             parent = scored_dirs[child.parent_uri]
             child.score = alpha * child.own + (1 - alpha) * parent.score
             child.via = [*parent.via, parent.uri]
-            child.found_by.add("dense" if child.dense is not None else "keyword")
+            child.found_by |= {"dense"} if child.dense is not None else set()
+            child.found_by |= {"keyword"} if child.matched else set()
             if child.kind == "chunk":
                 chunks[child.uri] = child
             else:

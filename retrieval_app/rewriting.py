@@ -100,19 +100,36 @@ _NOT_NAMES = frozenset(
 )
 
 
+def _names_something(words: Sequence[str], index: int, end: int | None = None) -> bool:
+    """Whether ``words[index]`` (with the word after it) names something a pronoun can refer to: a noun
+    introduced by a determiner ("the retention policy ... change it"), a name ("Kafka ... is it fast")
+    or a technical token. Verbs and adverbs ("how often should I descale it") do not."""
+    end = len(words) if end is None else end
+    word = words[index]
+    lowered = word.lower()
+    if lowered in _DETERMINERS and index + 1 < end and _content_words(words[index + 1 : index + 2]):
+        return True
+    if index > 0 and word[0].isupper() and lowered not in PRONOUNS | _NOT_NAMES:
+        return True
+    return any(ch.isdigit() for ch in word) or "_" in word or "." in word.strip(".")
+
+
+def _antecedent_flags(words: Sequence[str]) -> list[bool]:
+    """For each position, whether the words before it hold an antecedent (computed in one pass: a
+    4,000-character query must not cost a quadratic scan)."""
+    flags, found = [], False
+    for index in range(len(words)):
+        # A determiner counts once the noun after it is in: "the policy" names something at "policy".
+        if index >= 2 and _names_something(words, index - 2, index):
+            found = True
+        if index >= 1 and _names_something(words, index - 1, index):
+            found = True
+        flags.append(found)
+    return flags
+
+
 def _has_antecedent(words: Sequence[str]) -> bool:
-    """Whether the words before a pronoun name something it can refer to: a noun introduced by a
-    determiner ("the retention policy ... change it"), a name ("Kafka ... is it fast") or a technical
-    token. Verbs and adverbs ("how often should I descale it") are not antecedents."""
-    for index, word in enumerate(words):
-        lowered = word.lower()
-        if lowered in _DETERMINERS and index + 1 < len(words) and _content_words(words[index + 1 : index + 2]):
-            return True
-        if index > 0 and word[0].isupper() and lowered not in PRONOUNS | _NOT_NAMES:
-            return True
-        if any(ch.isdigit() for ch in word) or "_" in word or "." in word.strip("."):
-            return True
-    return False
+    return any(_names_something(words, index) for index in range(len(words)))
 
 
 _INTERJECTION = re.compile(
@@ -149,8 +166,9 @@ def detect_signals(query: str) -> list[str]:
     words = _WORD.findall(query)
     lowered = [w.lower().translate(_APOSTROPHES) for w in words]
     signals: list[str] = []
+    antecedents = _antecedent_flags(words)
     for index, word in enumerate(lowered):
-        antecedent = _has_antecedent(words[:index])
+        antecedent = antecedents[index]
         previous = lowered[index - 1] if index else ""
         following = lowered[index + 1] if index + 1 < len(lowered) else ""
         if word in PRONOUNS:
@@ -291,7 +309,8 @@ def _person(phrases: Sequence[str]) -> str:
 
 
 def _replace_word(text: str, word: str, replacement: str) -> str:
-    return re.sub(rf"\b{re.escape(word)}\b", replacement, text, count=1, flags=re.IGNORECASE)
+    # A function, not a template: a title may hold backslashes ("C:\\dev"), which re.sub would parse.
+    return re.sub(rf"\b{re.escape(word)}\b", lambda _match: replacement, text, count=1, flags=re.IGNORECASE)
 
 
 def resolve(decision: Rewrite, context: RewriteContext) -> Rewrite:

@@ -3,6 +3,7 @@ what they did as a SearchTrace."""
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import Q, QuerySet
 
 from config.exceptions import InvalidInputError
@@ -66,6 +67,17 @@ def count_unembedded(*, queryset: QuerySet, restale: bool = False) -> int:
 
 
 # --- find() and search() ----------------------------------------------------------------------------------
+
+logger = logging.getLogger(__name__)
+
+
+def release_database_connections() -> None:
+    """Returns this thread's connections to the pool before a long wait on a model, so that waiting
+    turns do not starve everyone else. (Not inside a transaction, which a caller may own.)"""
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close()
+
 
 MODES = ("hierarchical", "flat")
 FUSIONS = ("blend", "rrf")
@@ -192,9 +204,7 @@ def _retrieve_documents(
 
 def _head(candidates: list[retrievers.Candidate], limit: int) -> list[retrievers.Candidate]:
     """Enough of the final ranking to fill the results after thresholds, with their tiers loaded."""
-    head = candidates[: max(3 * limit, 10)]
-    retrievers.with_text(head)
-    return head
+    return retrievers.with_text(candidates[: max(3 * limit, 10)])
 
 
 def _cut_by_threshold(run: _Run, hits: list[dict], threshold: float | None) -> list[dict]:
@@ -337,10 +347,20 @@ def _rewrite(run: _Run, query: str, context: rewriting.RewriteContext, options: 
     decision = rewriting.decide(query, context, enabled=enabled)
     if decision.signals and not context.empty and enabled:
         engine = ai.text_engine()
-        if hasattr(engine, "complete"):
-            decision = rewriting.rewrite_with_llm(decision, context, engine=engine, owner_id=run.owner.id)
-        else:
-            decision = rewriting.resolve(decision, context)
+        try:
+            if hasattr(engine, "complete"):
+                release_database_connections()  # the model may take seconds; the pool should not wait
+                decision = rewriting.rewrite_with_llm(decision, context, engine=engine, owner_id=run.owner.id)
+            else:
+                decision = rewriting.resolve(decision, context)
+        except Exception as exc:  # a rewrite is an improvement, never a reason for a search to fail
+            logger.exception("query rewrite failed")
+            decision = rewriting.Rewrite(
+                query=query,
+                signals=decision.signals,
+                reason=decision.reason,
+                error=f"rewrite failed ({type(exc).__name__}); searched with the original query",
+            )
     run.stage("rewrite", started, **decision.as_dict(), query=decision.query)
     return decision
 
@@ -378,6 +398,25 @@ def _memory_hit(candidate: retrievers.Candidate, query: retrievers.Query) -> dic
     }
 
 
+MESSAGE_OVERVIEW_CHARS = 1000
+
+
+def _coverage(query: retrievers.Query, texts: list[str]) -> list[float]:
+    """The share of the query's stems each text contains, by PostgreSQL's own stemming."""
+    if not texts or not query.lexemes:
+        return [0.0] * len(texts)
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tsvector_to_array(to_tsvector(%s::regconfig, t))"
+            " FROM unnest(%s::text[]) WITH ORDINALITY AS x(t, n) ORDER BY n",
+            [retrievers.TEXT_SEARCH_CONFIG, texts],
+        )
+        wanted = set(query.lexemes)
+        return [len(wanted & set(row[0] or [])) / len(wanted) for row in cursor.fetchall()]
+
+
 def _conversation_hits(run: _Run, *, session, query: retrievers.Query, limit: int) -> list[dict[str, Any]]:
     """Seed 002's cross-session recall, as hits: the owner's other sessions' messages."""
     from sessions_app.selectors import recall_messages
@@ -393,19 +432,23 @@ def _conversation_hits(run: _Run, *, session, query: retrievers.Query, limit: in
         query_vector=query.vector,
     )
     hits = []
-    for message in recalled["messages"]:
+    coverage = _coverage(query, [m["content"] for m in recalled["messages"]])
+    for message, share in zip(recalled["messages"], coverage, strict=True):
         similarity = message["similarity"]
-        score = similarity if similarity is not None else settings.KEYWORD_WEIGHT * 0.5
+        # Scored like document nodes and memories, so that one ranking and one threshold fit them all.
+        score = retrievers.blend(dense=similarity, coverage=share)
         how = f"semantic similarity {similarity:.2f}" if similarity is not None else "keyword match"
+        how += f", {round(share * len(query.lexemes))}/{len(query.lexemes)} query terms" if query.lexemes else ""
         hits.append(
             {
                 "uri": f"viking://session/{message['session_id']}/messages/{message['id']}",
                 "doc_id": None,
                 "chunk_id": str(message["id"]),
-                "level": "L2",
-                "text": message["content"],
+                # A message is its own overview (L1); its abstract says who said it where (L0).
+                "level": "L1",
+                "text": message["content"][:MESSAGE_OVERVIEW_CHARS],
                 "abstract": f'{message["role"]} in "{message["session_title"] or "an earlier session"}"',
-                "overview": "",
+                "overview": message["content"][:MESSAGE_OVERVIEW_CHARS],
                 "content": message["content"],
                 "title": message["session_title"],
                 "kind": "message",
@@ -462,8 +505,9 @@ def retrieval_search(
         _apply_document_bias(run, candidates, active)
     hits = [_node_hit(c, embedded) for c in _head(candidates, limit)]
 
-    scoped_to_documents = bool(target_uri) and target_uri.rstrip("/") != run.plan["target_uri"].split("/documents")[0]
-    if options.include_memories and not scoped_to_documents:
+    # One document (or a part of one) is a deliberate narrowing; the whole library is not.
+    scoped_to_a_document = "/documents/" in run.plan["target_uri"]
+    if options.include_memories and not scoped_to_a_document:
         memories = Memory.objects.filter(owner=owner, superseded_by__isnull=True, agent_id=session.agent_id)
         found = retrievers.memory_candidates(memories, embedded, limit=max(limit, 10))
         run.stages += found.stages

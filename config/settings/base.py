@@ -254,6 +254,8 @@ CHAT_MESSAGE_MAX_CHARS = env_int("CHAT_MESSAGE_MAX_CHARS", 32_000, minimum=16)
 # Hits retrieved per turn, and the tokens of retrieved context a prompt may carry.
 CHAT_CONTEXT_HITS = env_int("CHAT_CONTEXT_HITS", 6, minimum=1)
 CHAT_CONTEXT_TOKENS = env_int("CHAT_CONTEXT_TOKENS", 1500, minimum=50)
+# Answers streaming at once per server process; more get a "busy" error.
+CHAT_MAX_CONCURRENT_TURNS = env_int("CHAT_MAX_CONCURRENT_TURNS", 200, minimum=1)
 SEARCH_MAX_TOKENS = env_int("SEARCH_MAX_TOKENS", 2000, minimum=50)
 
 # --- Feature flags (seed 001), with the seed's defaults --------------------------------------------

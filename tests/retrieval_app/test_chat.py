@@ -185,3 +185,9 @@ def test_a_model_that_dies_mid_stream_gives_an_error_event_and_loses_nothing(use
     # The words that did arrive are kept, marked as a failed partial answer.
     assert rows[1].role == "assistant" and rows[1].content == "one two three "
     assert rows[1].metadata["status"] == "failed"
+
+
+def test_a_doc_id_in_upper_case_still_scopes_the_chat(auth_client, library):
+    body = _chat(auth_client, message="warranty", doc_id=str(library["kettle"].id).upper()).json()
+    assert "retrieval_error" not in body
+    assert {item["doc_id"] for item in body["context"] if item["doc_id"]} == {str(library["kettle"].id)}

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import connection
 from rest_framework.authtoken.models import Token
 
+from sessions_app.models import Message
 from tests.factories import UserFactory
 from tests.helpers import ROOT, clean_env, free_port
 from tests.retrieval_app.test_find_search import KETTLE, _index
@@ -33,12 +34,14 @@ def _database_url() -> str:
     return f"postgresql://{params['USER']}{password}@{host}{port}/{params['NAME']}"
 
 
-@pytest.fixture
-def daphnes():
+def _start_daphnes(count: int, **extra_env: str):
     env = clean_env(
-        DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=_database_url(), REDIS_URL=settings.REDIS_URL
+        DJANGO_SETTINGS_MODULE="config.settings.test",
+        DATABASE_URL=_database_url(),
+        REDIS_URL=settings.REDIS_URL,
+        **extra_env,
     )
-    ports = [free_port(), free_port()]
+    ports = [free_port() for _ in range(count)]
     processes = [
         subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
@@ -60,11 +63,21 @@ def daphnes():
             except OSError:
                 assert time.monotonic() < deadline, "Daphne did not start"
                 time.sleep(0.3)
-    yield ports
+    return ports, processes
+
+
+def _stop(processes) -> None:
     for process in processes:
         process.terminate()
     for process in processes:
         process.wait(timeout=20)
+
+
+@pytest.fixture
+def daphnes():
+    ports, processes = _start_daphnes(2)
+    yield ports
+    _stop(processes)
 
 
 async def _turn(socket, **body) -> list[dict]:
@@ -109,3 +122,40 @@ def test_a_conversation_moves_between_daphne_processes(user, daphnes):
     assert other[-1]["type"] == "done"
     assert opening[0]["session_id"] not in {f.get("session_id") for f in other}
     assert other[0]["context"] == []  # none of the first user's documents
+
+
+def test_a_server_sent_events_client_that_hangs_up_leaves_its_turn_and_a_partial_answer(user, fake_llm):
+    fake_llm.reply = lambda messages: " ".join(f"word{i}" for i in range(400))
+    fake_llm.token_delay_s = 0.02
+    token = Token.objects.create(user=user).key
+    (port,), processes = _start_daphnes(
+        1, LLM_MODEL="openai/test-chat", LLM_API_BASE=fake_llm.url, LLM_API_KEY="sk-test", LLM_MAX_RETRIES="0"
+    )
+    try:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/ai/chat/stream",
+            data=json.dumps({"message": "Talk for a while, please."}).encode(),
+            headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
+        )
+        response = urllib.request.urlopen(request, timeout=30)
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        head = b""
+        while head.count(b"event: token") < 3:  # the answer is streaming
+            head += response.read1(4096)
+        session_id = json.loads(head.split(b"data: ", 1)[1].split(b"\n", 1)[0])["session_id"]
+        response.close()  # the client goes away mid-answer
+
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            answer = Message.objects.filter(session_id=session_id, role="assistant").first()
+            if answer is not None:
+                break
+            time.sleep(0.2)
+        assert answer is not None, "the partial answer was never recorded"
+        assert answer.metadata["status"] == "disconnected"
+        assert 0 < len(answer.content.split()) < 400
+        assert Message.objects.filter(session_id=session_id, role="user").count() == 1
+        # The server is still healthy for the next request.
+        assert urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=5).status == 200
+    finally:
+        _stop(processes)

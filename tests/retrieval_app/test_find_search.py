@@ -276,3 +276,26 @@ def test_memories_and_earlier_conversations_join_as_their_own_source(auth_client
         format="json",
     ).json()["results"]
     assert any(r["origin"] == "memory" and "green tea" in r["text"] for r in results)
+
+
+def test_a_title_with_backslashes_resolves_without_error(auth_client, user):
+    document = _index(
+        user, "paths.md", b"# C:\\dev\\ug Manual\n\nThe build writes its logs to C:\\dev\\logs every night.\n"
+    )
+    session = sessions.session_create(owner=user)
+    sessions.working_set_update(session_id=str(session.id), documents=[str(document.id)])
+    _say(session, ("user", "Open the manual."), ("assistant", "Done."))
+    response = auth_client.post(
+        "/api/retrieval/search",
+        {"query": "What does it say about the logs?", "session_id": str(session.id)},
+        format="json",
+    )
+    assert response.status_code == 200
+    assert "C:\\dev\\ug Manual" in response.json()["query_plan"]["rewritten_query"]
+
+
+def test_a_document_uri_in_upper_case_names_the_same_document(auth_client, library):
+    router = library["router"]
+    uri = f"viking://resources/users/{router.owner_id}/documents/{str(router.id).upper()}"
+    results = _find(auth_client, query="warranty", target_uri=uri).json()["results"]
+    assert results and {r["doc_id"] for r in results} == {str(router.id)}

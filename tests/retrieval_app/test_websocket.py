@@ -215,3 +215,24 @@ def test_the_chat_page_signs_in_and_its_session_cookie_opens_the_socket(client, 
         return None
 
     assert async_to_sync(run)() == {"type": "pong"}
+
+
+def test_a_frame_refused_while_an_answer_streams_does_not_end_that_answer(user, hosted_llm, fake_llm):
+    fake_llm.reply = lambda messages: " ".join(f"word{i}" for i in range(60))
+    fake_llm.token_delay_s = 0.01
+    token = _token(user)
+
+    async def run():
+        communicator, _ = await _connect(token)
+        await communicator.send_to(text_data=json.dumps({"type": "chat", "message": "Count slowly."}))
+        first = json.loads(await communicator.receive_from(timeout=30))
+        await communicator.send_to(text_data=json.dumps({"type": "chat", "message": "And another thing."}))
+        await communicator.send_to(text_data="[[[" * 5000)
+        frames = [first, *await _until_end(communicator)]
+        await communicator.disconnect()
+        return frames
+
+    frames = async_to_sync(run)()
+    rejected = [f for f in frames if f["type"] == "rejected"]
+    assert [f["code"] for f in rejected] == ["busy", "invalid_frame"]
+    assert frames[-1]["type"] == "done" and len(frames[-1]["message"].split()) == 60
