@@ -232,7 +232,7 @@ MIN_SECTION_TOKENS = env_int("MIN_SECTION_TOKENS", 40, minimum=0)
 # "hierarchical" descends from the best directories (seed 003); "flat" ranks chunks directly.
 RETRIEVAL_MODE = env_str("RETRIEVAL_MODE", "hierarchical")
 # A child's score is SCORE_PROPAGATION_ALPHA * its own + (1 - alpha) * its parent's.
-SCORE_PROPAGATION_ALPHA = env_float("SCORE_PROPAGATION_ALPHA", 0.5)
+SCORE_PROPAGATION_ALPHA = env_float("SCORE_PROPAGATION_ALPHA", 0.3)
 # Directories whose score falls below this are not descended into.
 DIRECTORY_SCORE_THRESHOLD = env_float("DIRECTORY_SCORE_THRESHOLD", 0.15)
 # Descent stops when the top-k has not changed for this many expansions, or after MAX_DIRECTORIES.

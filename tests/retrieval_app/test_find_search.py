@@ -96,14 +96,14 @@ def test_every_mode_finds_the_answer(auth_client, library, mode, fusion):
     assert "two years" in results[0]["content"]
 
 
-def test_the_trace_shows_every_stage_and_is_stored(auth_client, library, user):
+def test_the_trace_shows_every_stage_and_is_stored(auth_client, library, user, settings):
     body = _find(auth_client, query="warranty of the router", debug_search_trace=True, score_threshold=0.2).json()
     trace = body["search_trace"]
     stages = [s["stage"] for s in trace["stages"]]
     for stage in ("query", "dense", "keyword", "fusion", "directories", "descent", "score_threshold", "token_budget"):
         assert stage in stages
     descent = next(s for s in trace["stages"] if s["stage"] == "descent")
-    assert descent["rounds"] and descent["alpha"] == 0.5
+    assert descent["rounds"] and descent["alpha"] == settings.SCORE_PROPAGATION_ALPHA
     assert trace["plan"]["mode"] == "hierarchical" and trace["plan"]["directories_visited"]
     assert all("ms" in s for s in trace["stages"])
     stored = SearchTrace.objects.get(id=body["trace_id"])
