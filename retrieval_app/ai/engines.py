@@ -207,6 +207,16 @@ class LiteLLMEngine:
         self.retries = retries
         self.fallback = ExtractiveEngine()
 
+    def _endpoint(self) -> dict:
+        """Which model litellm calls, where, and how patiently."""
+        return {
+            "model": self.name,
+            "timeout": self.timeout,
+            "num_retries": self.retries,
+            "api_base": self.api_base,
+            "api_key": self.api_key,
+        }
+
     def complete(self, messages: list[dict], *, purpose: str, owner_id: int | None) -> str:
         """One chat completion; records tokens, cost and failures. Raises on failure."""
         from retrieval_app.ai.llm import litellm_module
@@ -217,15 +227,7 @@ class LiteLLMEngine:
 
         started = time.perf_counter()
         try:
-            response = litellm.completion(
-                model=self.name,
-                messages=messages,
-                temperature=0,
-                timeout=self.timeout,
-                num_retries=self.retries,
-                api_base=self.api_base,
-                api_key=self.api_key,
-            )
+            response = litellm.completion(messages=messages, temperature=0, **self._endpoint())
             text = response.choices[0].message.content or ""
         except Exception as exc:  # provider errors come in many types; all mean "no answer"
             record_call(
@@ -268,16 +270,7 @@ class LiteLLMEngine:
         error = ""
         response = None
         try:
-            response = litellm.completion(
-                model=self.name,
-                messages=messages,
-                temperature=0.2,
-                timeout=self.timeout,
-                num_retries=self.retries,
-                api_base=self.api_base,
-                api_key=self.api_key,
-                stream=True,
-            )
+            response = litellm.completion(messages=messages, temperature=0.2, stream=True, **self._endpoint())
             for chunk in response:
                 piece = chunk.choices[0].delta.content if chunk.choices else None
                 if piece:
