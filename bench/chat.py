@@ -17,7 +17,6 @@ import asyncio
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -89,41 +88,51 @@ def prompt_growth(owner) -> dict:
 
 
 async def _socket_chat(url: str, message: str) -> dict:
+    """One chat over a websocket: when its first token came, and how fast the rest streamed. Tokens that
+    arrive together may share a frame, so the rate is words over time, not frames."""
     import websockets
 
-    gaps, error = [], None
+    error, first, last, words, stall = None, None, None, 0, 0.0
     started = time.perf_counter()
-    first = None
     try:
-        async with websockets.connect(url, open_timeout=30, max_queue=None) as ws:
+        async with websockets.connect(url, open_timeout=60, max_queue=None) as ws:
             await ws.send(json.dumps({"type": "chat", "message": message}))
-            last = None
             while True:
-                frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=120))
+                frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=300))
                 now = time.perf_counter()
                 if frame["type"] == "token":
                     if last is not None:
-                        gaps.append((now - last) * 1000)
-                    else:
-                        first = now - started
+                        stall = max(stall, now - last)
+                    first = first if first is not None else now
                     last = now
+                    words += len(frame["token"].split())
                 elif frame["type"] in ("done", "error"):
-                    if frame["type"] == "error":
-                        error = frame.get("error")
+                    error = frame.get("error") if frame["type"] == "error" else None
                     break
     except Exception as exc:  # counted, not fatal: the point is how many fail
         error = f"{type(exc).__name__}: {exc}"
-    return {"gaps": gaps, "error": error, "first_token_s": first}
+    per_token = (last - first) * 1000 / (words - 1) if first is not None and words > 1 else None
+    return {
+        "error": error,
+        "first_token_s": None if first is None else first - started,
+        "per_token_ms": per_token,
+        "stall_ms": stall * 1000,
+        "words": words,
+    }
 
 
 def concurrency(owner, levels: list[int], token_ms: float, words: int) -> dict:
     from django.conf import settings
     from rest_framework.authtoken.models import Token
 
-    from tests.llm_server import FakeLLM, start
-
-    fake = FakeLLM(reply=lambda messages: " ".join(f"w{i}" for i in range(words)), token_delay_s=token_ms / 1000)
-    start(fake)
+    # The stub model runs in a process of its own, as a real one would, so that it does not share this
+    # process's interpreter with the clients being measured.
+    model = subprocess.Popen(
+        [sys.executable, "-m", "tests.llm_server", "--words", str(words), "--token-ms", str(token_ms)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    model_url = model.stdout.readline().strip()
     token = Token.objects.get_or_create(user=owner)[0].key
     params = settings.DATABASES["default"]
     port = 8765
@@ -133,7 +142,7 @@ def concurrency(owner, levels: list[int], token_ms: float, words: int) -> dict:
         "DATABASE_URL": f"postgresql://{params['USER']}@{quote(params['HOST'], safe='')}/{params['NAME']}",
         "REDIS_URL": settings.REDIS_URL,
         "LLM_MODEL": "openai/stub",
-        "LLM_API_BASE": fake.url,
+        "LLM_API_BASE": model_url,
         "LLM_API_KEY": "stub",
         "DATABASE_POOL_SIZE": "16",
         "LOG_LEVEL": "WARNING",
@@ -154,6 +163,7 @@ def concurrency(owner, levels: list[int], token_ms: float, words: int) -> dict:
                 time.sleep(0.5)
         results = {}
         url = f"ws://127.0.0.1:{port}/ws/chat/?token={token}"
+        asyncio.run(_socket_chat(url, "Warm up: load the models."))  # not measured
         for level in levels:
 
             async def run(count: int = level):
@@ -162,17 +172,23 @@ def concurrency(owner, levels: list[int], token_ms: float, words: int) -> dict:
             began = time.perf_counter()
             outcomes = asyncio.run(run())
             wall = time.perf_counter() - began
-            gaps = sorted(g for o in outcomes for g in o["gaps"])
             errors = [o["error"] for o in outcomes if o["error"]]
+            rates = sorted(o["per_token_ms"] - token_ms for o in outcomes if o["per_token_ms"] is not None)
             firsts = sorted(o["first_token_s"] for o in outcomes if o["first_token_s"] is not None)
+            stalls = sorted(o["stall_ms"] for o in outcomes)
+
+            def pct(values, q):
+                return round(values[max(0, int(len(values) * q) - 1)], 2) if values else None
+
             results[level] = {
                 "errors": len(errors),
                 "first_error": errors[0] if errors else None,
-                "tokens": len(gaps) + len(firsts),
-                "added_ms_per_token_p50": round(statistics.median(gaps) - token_ms, 2) if gaps else None,
-                "added_ms_per_token_p95": round(gaps[int(len(gaps) * 0.95) - 1] - token_ms, 2) if gaps else None,
-                "first_token_s_p50": round(statistics.median(firsts), 2) if firsts else None,
-                "first_token_s_p95": round(firsts[max(0, int(len(firsts) * 0.95) - 1)], 2) if firsts else None,
+                "words": sum(o["words"] for o in outcomes),
+                "added_ms_per_token_p50": pct(rates, 0.5),
+                "added_ms_per_token_p95": pct(rates, 0.95),
+                "longest_stall_ms_p95": pct(stalls, 0.95),
+                "first_token_s_p50": pct(firsts, 0.5),
+                "first_token_s_p95": pct(firsts, 0.95),
                 "wall_s": round(wall, 1),
             }
             print(f"  {level:4d} sockets: {results[level]}", flush=True)
@@ -180,6 +196,8 @@ def concurrency(owner, levels: list[int], token_ms: float, words: int) -> dict:
     finally:
         daphne.terminate()
         daphne.wait(timeout=30)
+        model.terminate()
+        model.wait(timeout=10)
 
 
 def main() -> None:
@@ -191,6 +209,7 @@ def main() -> None:
     parser.add_argument("--token-ms", type=float, default=20.0)
     parser.add_argument("--words", type=int, default=100)
     parser.add_argument("--skip-load", action="store_true", help="reuse the rows of a previous run")
+    parser.add_argument("--only-sockets", action="store_true", help="measure the websocket load alone")
     args = parser.parse_args()
 
     django_for_bench(DATABASE, fresh=not args.skip_load)
@@ -209,8 +228,9 @@ def main() -> None:
         load_documents(owner, args.chunks, pool)
         load_messages(owner, args.messages, pool)
         print(f"loaded {args.chunks} chunks and {args.messages} messages in {time.perf_counter() - started:.0f} s")
-    print("outside the model, per turn (built-in engine):", outside_model(owner, args.turns), flush=True)
-    print("prompt tokens at turn 10/100/1000:", prompt_growth(owner), flush=True)
+    if not args.only_sockets:
+        print("outside the model, per turn (built-in engine):", outside_model(owner, args.turns), flush=True)
+        print("prompt tokens at turn 10/100/1000:", prompt_growth(owner), flush=True)
     print("concurrent websocket chats on one Daphne process (stub model):", flush=True)
     concurrency(owner, [int(x) for x in args.sockets.split(",")], args.token_ms, args.words)
 

@@ -279,9 +279,11 @@ def _record_answer(turn: _Turn, text: str, *, generated: bool, status: str, erro
         **({"trace_id": str(turn.trace.id)} if turn.trace else {}),
         **({"error": error[:500]} if error else {}),
     }
-    services.message_bulk_create(
-        session=turn.session, messages=[services.NewMessage(role="assistant", content=text, metadata=metadata)]
-    )
+    with _database_gate():
+        services.message_bulk_create(
+            session=turn.session, messages=[services.NewMessage(role="assistant", content=text, metadata=metadata)]
+        )
+        release_database_connections()
 
 
 def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None) -> Iterator[Event]:
@@ -290,24 +292,28 @@ def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None
     from sessions_app import services
 
     cancel = cancel or Cancellation()
-    chat_validate(owner=owner, request=request)
-    session = _session_for(owner=owner, request=request)
-    services.message_bulk_create(session=session, messages=[services.NewMessage(role="user", content=request.message)])
-    turn = _Turn(session=session, request=request)
     started = time.perf_counter()
-    try:
-        _retrieve(owner, turn)
-        _assemble(turn)
-        _record_budget(turn)
-    except Exception as exc:  # the message is saved; the client must still learn its session
-        logger.exception("chat: preparing the turn failed")
-        message = f"The turn could not be prepared ({type(exc).__name__}); your message was saved."
-        yield Event("error", {"error": message, "session_id": str(session.id)})
+    with _database_gate():
+        chat_validate(owner=owner, request=request)
+        session = _session_for(owner=owner, request=request)
+        services.message_bulk_create(
+            session=session, messages=[services.NewMessage(role="user", content=request.message)]
+        )
+        turn = _Turn(session=session, request=request)
+        try:
+            _retrieve(owner, turn)
+            _assemble(turn)
+            _record_budget(turn)
+            failure = None
+        except Exception as exc:  # the message is saved; the client must still learn its session
+            logger.exception("chat: preparing the turn failed")
+            failure = f"The turn could not be prepared ({type(exc).__name__}); your message was saved."
+        release_database_connections()
+    if failure:
+        yield Event("error", {"error": failure, "session_id": str(session.id)})
         return
     turn.budget["outside_model_ms"] = round((time.perf_counter() - started) * 1000, 2)
     yield _context_event(turn)
-    # An answer can stream for a minute; a pool held by every open stream would refuse the next user.
-    release_database_connections()
 
     engine = ai.text_engine()
     streaming = hasattr(engine, "stream")
@@ -364,6 +370,17 @@ def chat_reply(*, owner, request: ChatRequest) -> dict[str, Any]:
 
 
 _SLOTS: dict[int, threading.BoundedSemaphore] = {}
+_GATES: dict[int, threading.BoundedSemaphore] = {}
+
+
+def _database_gate() -> threading.BoundedSemaphore:
+    """Turns using the database at once (recording, searching, assembling) stay below the connection
+    pool's size, so a burst of turns queues here instead of timing out on the pool. Streaming holds
+    no connection and is not limited by it: an answer can take a minute, and a pool held by every
+    open stream would refuse the next user."""
+    pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
+    size = max(1, (pool.get("max_size", 8) if isinstance(pool, dict) else 8) - 2)
+    return _GATES.setdefault(size, threading.BoundedSemaphore(size))
 
 
 def _turn_slots() -> threading.BoundedSemaphore:
@@ -407,9 +424,25 @@ async def chat_events(*, owner, request: ChatRequest, cancel: Cancellation) -> A
         slots.release()
         raise
     try:
-        while (item := await queue.get()) is not None:
+        pending: Any = None
+        while True:
+            item = pending if pending is not None else await queue.get()
+            pending = None
+            if item is None:
+                return
             if isinstance(item, DomainError):
                 raise item
+            if item.type == "token":
+                # Tokens that arrived while the last frame was being sent go out as one: under load
+                # the client gets fewer, larger frames instead of a growing backlog.
+                text = [item.data["token"]]
+                while not queue.empty():
+                    pending = queue.get_nowait()
+                    if not (isinstance(pending, Event) and pending.type == "token"):
+                        break
+                    text.append(pending.data["token"])
+                    pending = None
+                item = Event("token", {**item.data, "token": "".join(text)})
             yield item
     finally:
         cancel.cancel("disconnected")

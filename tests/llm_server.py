@@ -138,3 +138,26 @@ def start(fake: FakeLLM) -> ThreadingHTTPServer:
     fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def main() -> None:
+    """Runs the server alone (for benchmarks: a model in a process of its own, as a real one would be)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A loopback OpenAI-compatible server that streams a stub answer.")
+    parser.add_argument("--words", type=int, default=100)
+    parser.add_argument("--token-ms", type=float, default=20.0)
+    args = parser.parse_args()
+    fake = FakeLLM(
+        reply=lambda messages: " ".join(f"w{i}" for i in range(args.words)), token_delay_s=args.token_ms / 1000
+    )
+    server = start(fake)
+    print(fake.url, flush=True)
+    try:
+        threading.Event().wait()
+    finally:
+        server.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -12,4 +12,7 @@ def litellm_module():
 
     litellm.telemetry = False
     litellm.suppress_debug_info = True
+    # litellm hands every streamed chunk to its logging callbacks on a thread pool; none are registered
+    # here (each call is accounted as a ModelCall instead), and that work was most of a chunk's cost.
+    litellm.disable_streaming_logging = True
     return litellm
