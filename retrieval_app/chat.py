@@ -279,11 +279,10 @@ def _record_answer(turn: _Turn, text: str, *, generated: bool, status: str, erro
         **({"trace_id": str(turn.trace.id)} if turn.trace else {}),
         **({"error": error[:500]} if error else {}),
     }
-    with _database_gate():
+    with _database_turn():
         services.message_bulk_create(
             session=turn.session, messages=[services.NewMessage(role="assistant", content=text, metadata=metadata)]
         )
-        release_database_connections()
 
 
 def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None) -> Iterator[Event]:
@@ -293,7 +292,7 @@ def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None
 
     cancel = cancel or Cancellation()
     started = time.perf_counter()
-    with _database_gate():
+    with _database_turn():
         chat_validate(owner=owner, request=request)
         session = _session_for(owner=owner, request=request)
         services.message_bulk_create(
@@ -308,7 +307,6 @@ def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None
         except Exception as exc:  # the message is saved; the client must still learn its session
             logger.exception("chat: preparing the turn failed")
             failure = f"The turn could not be prepared ({type(exc).__name__}); your message was saved."
-        release_database_connections()
     if failure:
         yield Event("error", {"error": failure, "session_id": str(session.id)})
         return
@@ -371,6 +369,18 @@ def chat_reply(*, owner, request: ChatRequest) -> dict[str, Any]:
 
 _SLOTS: dict[int, threading.BoundedSemaphore] = {}
 _GATES: dict[int, threading.BoundedSemaphore] = {}
+
+
+@contextlib.contextmanager
+def _database_turn() -> Iterator[None]:
+    """The gate below, entered without holding a connection (a thread waiting at the gate with one
+    would starve the threads inside it) and left having handed its connections back."""
+    release_database_connections()
+    with _database_gate():
+        try:
+            yield
+        finally:
+            release_database_connections()
 
 
 def _database_gate() -> threading.BoundedSemaphore:
