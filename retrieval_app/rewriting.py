@@ -299,6 +299,19 @@ _PEOPLE = frozenset(
 )
 
 
+def _entity(phrase: str) -> tuple[str, str]:
+    """A subject split into the thing named and the aspect asked about: "Nimbus router warranty" is
+    the Nimbus router ("how do I reset it?") with its warranty kept as context. A phrase that is all
+    name ("Smoked Paprika Chickpea Stew") or has no name ("billing migration") stays whole."""
+    words = phrase.split()
+    named = 0
+    while named < len(words) and words[named][0].isupper():
+        named += 1
+    if named > 0 and named + 1 < len(words):
+        return " ".join(words[: named + 1]), " ".join(words[named + 1 :])
+    return phrase, ""
+
+
 def _person(phrases: Sequence[str]) -> str:
     """The first subject that is a person: a role ("piano teacher") or a bare name ("Maya")."""
     for phrase in phrases:
@@ -318,9 +331,11 @@ def resolve(decision: Rewrite, context: RewriteContext) -> Rewrite:
     section for references to them, and adds the topic to elliptic follow-ups."""
     query = decision.query
     phrases = salient_phrases(context.recent_turns)
-    subject = phrases[0] if phrases else ""
+    # Elliptic follow-ups continue the user's own last question, not the answer's wording.
+    asked = salient_phrases([t for t in context.recent_turns if t[0] == "user"], limit=2)
+    subject, aspect = _entity(phrases[0]) if phrases else ("", "")
     resolved: dict[str, str] = {}
-    extra: list[str] = []
+    extra: list[str] = [aspect] if aspect else []
     for signal in decision.signals:
         kind, _, words = signal.partition(":")
         if kind == "pronoun":
@@ -357,13 +372,21 @@ def resolve(decision: Rewrite, context: RewriteContext) -> Rewrite:
                     extra.append(subject)
         elif kind == "place" and subject:
             extra.append(subject)
-        elif kind in ("ellipsis", "ordinal", "short_followup"):
-            extra += phrases[:2]
+        elif kind in ("ellipsis", "ordinal") or (kind == "short_followup" and not resolved):
+            extra += asked
     for term, meaning in context.resolved_terms.items():
         mentioned = re.search(rf"\b{re.escape(term)}\b", query, re.IGNORECASE)
         if mentioned and term not in PRONOUNS | DEMONSTRATIVES and meaning.lower() not in query.lower():
             extra.append(meaning)
-    extra = [p for p in dict.fromkeys(extra) if p.lower() not in query.lower()]
+    # A phrase whose every word is already in the query (or in an earlier addition) adds nothing.
+    seen = set(re.findall(r"\w+", query.lower()))
+    kept = []
+    for phrase in dict.fromkeys(extra):
+        words = set(re.findall(r"\w+", phrase.lower()))
+        if words and not words <= seen:
+            kept.append(phrase)
+            seen |= words
+    extra = kept
     if extra:
         query = f"{query.rstrip()} ({'; '.join(extra)})"
     if query == decision.query:

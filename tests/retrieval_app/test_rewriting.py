@@ -89,3 +89,10 @@ def test_nothing_to_resolve_from_keeps_the_query_and_says_so():
 def test_without_session_context_no_rewrite_is_attempted():
     decision = rewriting.decide("what was its deadline?", rewriting.RewriteContext(), enabled=True)
     assert not decision.rewritten and "no session context" in decision.reason
+
+
+def test_it_takes_the_thing_named_and_keeps_the_aspect_as_context():
+    turns = [("user", "Tell me about the Nimbus router warranty."), ("assistant", "Connect the grey WAN port first.")]
+    result = _resolve("and how do I reset it?", recent_turns=turns)
+    assert result.query == "and how do I reset Nimbus router? (warranty)"
+    assert "WAN" not in result.query  # the answer's wording is not what the user asked about
