@@ -372,7 +372,7 @@ def resolve(decision: Rewrite, context: RewriteContext) -> Rewrite:
                     extra.append(subject)
         elif kind == "place" and subject:
             extra.append(subject)
-        elif kind in ("ellipsis", "ordinal") or (kind == "short_followup" and not resolved):
+        elif kind in ("ellipsis", "ordinal", "short_followup"):
             extra += asked
     for term, meaning in context.resolved_terms.items():
         mentioned = re.search(rf"\b{re.escape(term)}\b", query, re.IGNORECASE)
