@@ -82,12 +82,14 @@ def index_corpus(owner, documents: list[dict]) -> dict[tuple[str, str], str]:
     return sections
 
 
-def evaluate_documents(owner, queries: list[dict], sections: dict[tuple[str, str], str]) -> dict:
+def evaluate_documents(
+    owner, queries: list[dict], sections: dict[tuple[str, str], str], configurations: dict | None = None
+) -> dict:
     from retrieval_app.services import SearchOptions, retrieval_find
 
     section_uris = {uri: key for key, uri in sections.items()}
     results: dict[str, dict] = {}
-    for name, config in CONFIGURATIONS.items():
+    for name, config in (configurations or CONFIGURATIONS).items():
         rows, by_kind, timings = [], {}, []
         for query in queries:
             relevant = {}
@@ -233,13 +235,12 @@ def grid(owner, documents: list[dict], queries: list[dict]) -> None:
         for node in DocumentNode.objects.filter(owner=owner, kind="section").select_related("document")
         if node.document.filename in keys
     }
-    global CONFIGURATIONS
-    CONFIGURATIONS = {k: v for k, v in CONFIGURATIONS.items() if k in ("hybrid (blend)", "hierarchical")}
+    compared = {k: v for k, v in CONFIGURATIONS.items() if k in ("hybrid (blend)", "hierarchical")}
     for alpha in (0.3, 0.5, 0.7):
         for weight in (0.2, 0.3, 0.5):
             with override_settings(SCORE_PROPAGATION_ALPHA=alpha, KEYWORD_WEIGHT=weight):
                 print(f"alpha={alpha} keyword_weight={weight}", flush=True)
-                evaluate_documents(owner, queries, sections)
+                evaluate_documents(owner, queries, sections, compared)
 
 
 def main() -> None:
