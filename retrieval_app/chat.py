@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import connections
 
 from config.exceptions import DomainError, InvalidInputError
-from retrieval_app import ai
+from retrieval_app import ai, events
 from retrieval_app.ai import extractive
 from retrieval_app.exceptions import ChatMessageTooLong, ServerBusy
 from retrieval_app.models import SearchTrace
@@ -262,7 +262,7 @@ def _context_event(turn: _Turn) -> Event:
         data["retrieval_error"] = turn.retrieval_error
     if turn.request.debug_search_trace and turn.search_trace is not None:
         data["search_trace"] = turn.search_trace
-    return Event("context", data)
+    return Event(events.CONTEXT, data)
 
 
 def _record_answer(turn: _Turn, text: str, *, generated: bool, status: str, error: str = "") -> None:
@@ -308,7 +308,7 @@ def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None
             logger.exception("chat: preparing the turn failed")
             failure = f"The turn could not be prepared ({type(exc).__name__}); your message was saved."
     if failure:
-        yield Event("error", {"error": failure, "session_id": str(session.id)})
+        yield Event(events.ERROR, {"error": failure, "session_id": str(session.id)})
         return
     turn.budget["outside_model_ms"] = round((time.perf_counter() - started) * 1000, 2)
     yield _context_event(turn)
@@ -330,7 +330,7 @@ def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None
                     status = cancel.reason
                     break
                 produced.append(piece)
-                yield Event("token", {"token": piece, "session_id": str(session.id)})
+                yield Event(events.TOKEN, {"token": piece, "session_id": str(session.id)})
         finally:
             close = getattr(pieces, "close", None)
             if close:
@@ -343,7 +343,7 @@ def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None
         logger.warning("chat: generation failed: %s", exc)
         _record_answer(turn, "".join(produced), generated=streaming, status="failed", error=str(exc))
         message = f"The model could not answer ({type(exc).__name__}); your message was saved. {exc}"
-        yield Event("error", {"error": message[:600], "session_id": str(session.id)})
+        yield Event(events.ERROR, {"error": message[:600], "session_id": str(session.id)})
         return
     answer = "".join(produced)
     _record_answer(turn, answer, generated=streaming, status=status)
@@ -353,16 +353,16 @@ def chat_turn(*, owner, request: ChatRequest, cancel: Cancellation | None = None
     if turn.retrieval_error:
         done["retrieval_error"] = turn.retrieval_error
     done["prompt_tokens"] = turn.prompt_tokens
-    yield Event("done", done)
+    yield Event(events.DONE, done)
 
 
 def chat_reply(*, owner, request: ChatRequest) -> dict[str, Any]:
     """One whole turn as the JSON endpoint answers it: ``{message, context, session_id, ...}``."""
     answer: dict[str, Any] = {}
     for event in chat_turn(owner=owner, request=request):
-        if event.type in ("context", "done"):
+        if event.type in (events.CONTEXT, events.DONE):
             answer.update(event.data)
-        elif event.type == "error":
+        elif event.type == events.ERROR:
             answer.update(message="", error=event.data["error"])
     return answer
 
@@ -422,7 +422,11 @@ async def chat_events(*, owner, request: ChatRequest, cancel: Cancellation) -> A
             put(exc)
         except Exception as exc:  # a bug must still end the stream with a readable error
             logger.exception("chat turn failed")
-            put(Event("error", {"error": f"The turn failed: {type(exc).__name__}.", "session_id": request.session_id}))
+            put(
+                Event(
+                    events.ERROR, {"error": f"The turn failed: {type(exc).__name__}.", "session_id": request.session_id}
+                )
+            )
         finally:
             connections.close_all()
             slots.release()
@@ -442,17 +446,17 @@ async def chat_events(*, owner, request: ChatRequest, cancel: Cancellation) -> A
                 return
             if isinstance(item, DomainError):
                 raise item
-            if item.type == "token":
+            if item.type == events.TOKEN:
                 # Tokens that arrived while the last frame was being sent go out as one: under load
                 # the client gets fewer, larger frames instead of a growing backlog.
                 text = [item.data["token"]]
                 while not queue.empty():
                     pending = queue.get_nowait()
-                    if not (isinstance(pending, Event) and pending.type == "token"):
+                    if not (isinstance(pending, Event) and pending.type == events.TOKEN):
                         break
                     text.append(pending.data["token"])
                     pending = None
-                item = Event("token", {**item.data, "token": "".join(text)})
+                item = Event(events.TOKEN, {**item.data, "token": "".join(text)})
             yield item
     finally:
         cancel.cancel("disconnected")

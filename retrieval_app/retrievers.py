@@ -44,11 +44,6 @@ class Query:
     model: str
     lexemes: tuple[str, ...]
 
-    @property
-    def tsquery(self) -> str:
-        """Any of the stems, as tsquery text (each quoted, so nothing in a query is syntax)."""
-        return " | ".join(_quoted(lexeme) for lexeme in self.lexemes)
-
 
 def query_lexemes(text: str) -> tuple[str, ...]:
     """The stems PostgreSQL's English configuration makes of ``text``, stopwords dropped."""

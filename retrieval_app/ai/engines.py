@@ -217,34 +217,9 @@ class LiteLLMEngine:
             "api_key": self.api_key,
         }
 
-    def complete(self, messages: list[dict], *, purpose: str, owner_id: int | None) -> str:
-        """One chat completion; records tokens, cost and failures. Raises on failure."""
-        from retrieval_app.ai.llm import litellm_module
-
-        litellm = litellm_module()
-
+    def _record(self, purpose: str, started: float, owner_id: int | None, **fields) -> None:
         from retrieval_app.ai import record_call
 
-        started = time.perf_counter()
-        try:
-            response = litellm.completion(messages=messages, temperature=0, **self._endpoint())
-            text = response.choices[0].message.content or ""
-        except Exception as exc:  # provider errors come in many types; all mean "no answer"
-            record_call(
-                kind="generation",
-                purpose=purpose,
-                backend="litellm",
-                model=self.name,
-                started=started,
-                owner_id=owner_id,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-            raise
-        usage = getattr(response, "usage", None)
-        try:
-            cost = float(litellm.completion_cost(completion_response=response) or 0.0)
-        except Exception:  # a model without a price is not an error
-            cost = 0.0
         record_call(
             kind="generation",
             purpose=purpose,
@@ -252,6 +227,31 @@ class LiteLLMEngine:
             model=self.name,
             started=started,
             owner_id=owner_id,
+            **fields,
+        )
+
+    def complete(self, messages: list[dict], *, purpose: str, owner_id: int | None) -> str:
+        """One chat completion; records tokens, cost and failures. Raises on failure."""
+        from retrieval_app.ai.llm import litellm_module
+
+        litellm = litellm_module()
+
+        started = time.perf_counter()
+        try:
+            response = litellm.completion(messages=messages, temperature=0, **self._endpoint())
+            text = response.choices[0].message.content or ""
+        except Exception as exc:  # provider errors come in many types; all mean "no answer"
+            self._record(purpose, started, owner_id, error=f"{type(exc).__name__}: {exc}")
+            raise
+        usage = getattr(response, "usage", None)
+        try:
+            cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+        except Exception:  # a model without a price is not an error
+            cost = 0.0
+        self._record(
+            purpose,
+            started,
+            owner_id,
             input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             output_tokens=getattr(usage, "completion_tokens", 0) or 0,
             cost_usd=cost,
@@ -261,7 +261,6 @@ class LiteLLMEngine:
     def stream(self, messages: list[dict], *, purpose: str, owner_id: int | None) -> Iterator[str]:
         """A chat completion streamed piece by piece. Raises on failure, before or during the stream;
         closing the generator (a cancelled answer) closes the connection to the provider."""
-        from retrieval_app.ai import record_call
         from retrieval_app.ai.llm import litellm_module
 
         litellm = litellm_module()
@@ -294,13 +293,10 @@ class LiteLLMEngine:
             if error and close:
                 with contextlib.suppress(Exception):
                     close()
-            record_call(
-                kind="generation",
-                purpose=purpose,
-                backend="litellm",
-                model=self.name,
-                started=started,
-                owner_id=owner_id,
+            self._record(
+                purpose,
+                started,
+                owner_id,
                 input_tokens=sum(estimate_tokens(str(m.get("content", ""))) for m in messages),
                 output_tokens=estimate_tokens("".join(produced)),
                 error=error if error != "cancelled" else "",
