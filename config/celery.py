@@ -5,3 +5,5 @@ from celery import Celery
 app = Celery("recollect")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# The foundation's embedding jobs live below an app rather than in one.
+app.autodiscover_tasks(["retrieval_app.core"])

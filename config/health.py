@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
+from config.celery import app
+
 _pending_cache: dict[str, float] = {}
 
 
@@ -83,7 +85,6 @@ def redis_status() -> dict[str, Any]:
 
 
 def worker_status(timeout: float = 1.0) -> dict[str, Any]:
-    from config.celery import app
 
     try:
         replies = app.control.ping(timeout=timeout)

@@ -2,7 +2,7 @@ from django.contrib import admin
 
 from documents_app import services
 from documents_app.models import Document, DocumentNode
-from retrieval_app.admin_mixins import EmbeddedFilter, EmbeddingAdminMixin
+from retrieval_app.core.admin import EmbeddedFilter, EmbeddingAdminMixin
 
 
 @admin.register(Document)

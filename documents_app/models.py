@@ -11,17 +11,8 @@ from django.db import models
 from django.utils import timezone
 from pgvector.django import HnswIndex
 
-from retrieval_app.fields import EmbeddedModel
-
-TEXT_SEARCH_CONFIG = "english"
-
-
-def user_root_uri(user_id: int) -> str:
-    return f"viking://resources/users/{user_id}"
-
-
-def document_uri(user_id: int, doc_id: uuid.UUID | str) -> str:
-    return f"{user_root_uri(user_id)}/documents/{doc_id}"
+from retrieval_app.core.fields import EmbeddedModel
+from retrieval_app.core.text import TEXT_SEARCH_CONFIG
 
 
 class Document(models.Model):

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import re
+import contextlib
 import uuid
 from typing import Any
 
 from django.db.models import Q, QuerySet
 
 from documents_app.exceptions import DocumentNotFound, InvalidUri, NodeNotFound
-from documents_app.models import Document, DocumentNode, document_uri, user_root_uri
+from documents_app.models import Document, DocumentNode
+from documents_app.uris import document_uri, parse_resource_uri, user_root_uri
 
 LEVELS = ("L0", "L1", "L2")
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_URI = re.compile(rf"^viking://resources/users/(\d{{1,18}})(?:/documents(?:/({_UUID})(/[\w/]*)?)?)?/?$")
 
 
 def document_list(*, owner) -> QuerySet[Document]:
@@ -34,17 +33,12 @@ def document_root(*, document: Document) -> DocumentNode | None:
 
 def _parse_uri(owner, uri: str) -> tuple[str, uuid.UUID | None]:
     """Checks that ``uri`` is the owner's; returns it normalised and the document id it names, if any."""
-    match = _URI.match((uri or "").strip())
-    if not match:
+    parsed = parse_resource_uri(uri)
+    if parsed is None:
         raise InvalidUri(f"{uri!r} is not a viking:// URI under viking://resources/users/<your id>.")
-    if int(match.group(1)) != owner.id:
+    if parsed.user_id != owner.id:
         raise NodeNotFound()  # another user's resources look exactly like missing ones
-    uri = uri.strip().rstrip("/")
-    if not match.group(2):
-        return uri, None
-    doc_id = uuid.UUID(match.group(2))
-    # Any spelling of the id (upper case, no hyphens is refused by the pattern) names the same node.
-    return uri.replace(match.group(2), str(doc_id), 1), doc_id
+    return parsed.uri, parsed.doc_id
 
 
 def _entry(node: DocumentNode) -> dict[str, Any]:
@@ -164,3 +158,30 @@ def node_scope(*, owner, uri: str | None) -> tuple[str, QuerySet[DocumentNode]]:
             return uri, nodes.none()  # not indexed yet: nothing to find, but not an error
         raise NodeNotFound()
     return uri, nodes.filter(document_id=doc_id, uri__startswith=uri).filter(Q(uri=uri) | Q(uri__startswith=uri + "/"))
+
+
+def titles_in_use(*, owner, doc_ids: list[str], section_uris: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The titles a conversation can refer to its documents and sections by: ``{doc_id: title}`` and
+    ``{section_uri: "<section> section of <document>"}`` (which says far more to a search than the
+    section's own title). Unknown or foreign ids and URIs are left out."""
+    wanted: set[uuid.UUID] = set()
+    for value in doc_ids:
+        with contextlib.suppress(ValueError):
+            wanted.add(uuid.UUID(str(value).rstrip("/").rsplit("/", 1)[-1]))
+    sections = (
+        list(DocumentNode.objects.filter(owner=owner, uri__in=section_uris).values_list("uri", "title", "document_id"))
+        if section_uris
+        else []
+    )
+    wanted |= {doc_id for _, _, doc_id in sections}
+    documents = {
+        str(doc.id): doc.title or doc.filename
+        for doc in (Document.objects.filter(owner=owner, id__in=wanted).only("title", "filename") if wanted else [])
+    }
+    section_titles = {}
+    for uri, title, doc_id in sections:
+        document_title = documents.get(str(doc_id))
+        section_titles[uri] = (
+            f"{title} section of {document_title}" if document_title and title != document_title else title
+        )
+    return documents, section_titles

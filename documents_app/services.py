@@ -14,20 +14,25 @@ from pathlib import PurePosixPath
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
-from django.db.models import F, Func, Value
 from django.utils import timezone
 
 from documents_app import parsing, tree
 from documents_app.exceptions import DocumentTooLarge, UnsupportedDocument
-from documents_app.models import Document, DocumentNode, document_uri
-from retrieval_app import ai
-from retrieval_app.ai.engines import abstract_of
-from retrieval_app.models import SearchTrace
+from documents_app.models import Document, DocumentNode
+from documents_app.signals import document_deleted
+from documents_app.uris import document_uri
+from retrieval_app.core import ai
+from retrieval_app.core.accounting import record_call
+from retrieval_app.core.ai.engines import abstract_of
+from retrieval_app.core.ai.tokens import tokens_for_chars
+from retrieval_app.core.queues import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
 CHUNK_OVERVIEW_WORDS, SECTION_OVERVIEW_WORDS, DOCUMENT_OVERVIEW_WORDS = 60, 100, 120
 INDEXING_STALE_AFTER = timedelta(hours=2)
+# The worker job that indexes a document (documents_app.tasks).
+INDEX_TASK = "documents.index_document"
 
 
 def document_upload(
@@ -65,7 +70,7 @@ def document_upload(
         )
         existing.refresh_from_db()
         if enqueue:
-            transaction.on_commit(lambda: _enqueue_index(str(existing.id)))
+            enqueue_on_commit(INDEX_TASK, str(existing.id))
         return existing, True
     document = Document(
         owner=owner,
@@ -81,39 +86,28 @@ def document_upload(
             document.file.save(f"{digest}{PurePosixPath(filename).suffix.lower()}", ContentFile(data), save=False)
             document.save()
             if enqueue:
-                transaction.on_commit(lambda: _enqueue_index(str(document.id)))
+                enqueue_on_commit(INDEX_TASK, str(document.id))
     except IntegrityError:  # the same bytes, uploaded twice at once
         document.file.delete(save=False)
         return Document.objects.get(owner=owner, content_hash=digest), False
     return document, True
 
 
-def _enqueue_index(document_id: str) -> None:
-    from documents_app.tasks import index_document
-
-    try:
-        index_document.delay(document_id)
-    except Exception:  # the document stays pending; `manage.py reindex --pending` picks it up
-        logger.exception("could not enqueue indexing of document %s", document_id)
-
-
 def document_reindex(*, document: Document) -> Document:
     Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING, error="")
     document.refresh_from_db()
-    doc_id = str(document.id)
-    transaction.on_commit(lambda: _enqueue_index(doc_id))
+    enqueue_on_commit(INDEX_TASK, str(document.id))
     return document
 
 
 @transaction.atomic
 def document_delete(*, document: Document) -> None:
-    """Deletes the document, every node and vector of it, its file, and its mentions in search traces."""
+    """Deletes the document, every node and vector of it, and its file. (Whatever else refers to it,
+    such as search traces, lets go of it on the ``document_deleted`` signal, in this transaction.)"""
     # The same row lock as the index swap: a delete waits for a swap in flight, never interleaves.
     if not Document.objects.select_for_update().filter(pk=document.pk).exists():
         return
-    SearchTrace.objects.filter(document_ids__contains=[document.id]).update(
-        document_ids=Func(F("document_ids"), Value(document.id), function="array_remove")
-    )
+    document_deleted.send(sender=Document, document_id=document.id)
     stored = document.file.name
     storage = document.file.storage
     document.delete()
@@ -174,8 +168,8 @@ def document_index(*, document_id, engine: ai.TextEngine | None = None) -> Docum
         return document_fail(document_id=document.pk, reason=f"The file could not be read ({type(exc).__name__}).")
     engine = engine or ai.text_engine()
     overviews = _tiers(root, engine=engine, owner_id=document.owner_id)
-    if getattr(engine, "name", "") == "extractive":  # an LLM engine records each of its calls itself
-        ai.record_call(
+    if engine.backend == "extractive":  # an LLM engine records each of its calls itself
+        record_call(
             kind="generation",
             purpose="document_tiers",
             backend="extractive",
@@ -183,7 +177,7 @@ def document_index(*, document_id, engine: ai.TextEngine | None = None) -> Docum
             started=started,
             owner_id=document.owner_id,
             input_count=len(overviews),
-            input_tokens=parsed.text_length // ai.tokens.CHARS_PER_TOKEN,
+            input_tokens=tokens_for_chars(parsed.text_length),
         )
     nodes = list(tree.walk(root))
     try:

@@ -17,7 +17,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from documents_app.parsing import Block
-from retrieval_app.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
+from documents_app.uris import chunk_uri, section_uri
+from retrieval_app.core.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 
 DEFAULT_CHUNK_TOKENS = 300
 DEFAULT_OVERLAP_TOKENS = 40
@@ -186,8 +187,8 @@ def _place(node: Draft, *, uri: str, parent_uri: str, depth: int, position: int)
     for index, child in enumerate(node.children):
         if child.kind == "chunk":
             chunks += 1
-            child_uri = f"{uri}/chunk_{chunks:04d}"
+            child_uri = chunk_uri(uri, chunks)
         else:
             sections += 1
-            child_uri = f"{uri}/section_{sections:03d}"
+            child_uri = section_uri(uri, sections)
         _place(child, uri=child_uri, parent_uri=uri, depth=depth + 1, position=index)

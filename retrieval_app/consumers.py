@@ -17,8 +17,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from config.exceptions import DomainError
-from retrieval_app import chat, events
+from retrieval_app import chat
 from retrieval_app.api.serializers import ChatInSerializer
+from retrieval_app.chat import events
 
 logger = logging.getLogger(__name__)
 
@@ -77,16 +78,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return await self._error("Invalid chat frame.", code="invalid", fields=serializer.errors)
         request = chat.ChatRequest(**serializer.validated_data)
         try:
-            await database_sync_to_async(chat.chat_validate)(owner=self.scope["user"], request=request)
+            target = await database_sync_to_async(chat.chat_prepare)(owner=self.scope["user"], request=request)
         except DomainError as exc:
             return await self._error(exc.message, code=exc.code, **exc.details)
         self.cancellation = chat.Cancellation()
-        self.task = asyncio.create_task(self._answer(request, self.cancellation))
+        self.task = asyncio.create_task(self._answer(request, target, self.cancellation))
         return None
 
-    async def _answer(self, request: chat.ChatRequest, cancellation: chat.Cancellation) -> None:
+    async def _answer(
+        self, request: chat.ChatRequest, target: chat.ChatTarget, cancellation: chat.Cancellation
+    ) -> None:
         try:
-            async for event in chat.chat_events(owner=self.scope["user"], request=request, cancel=cancellation):
+            async for event in chat.chat_events(
+                owner=self.scope["user"], request=request, target=target, cancel=cancellation
+            ):
                 await self.send(events.ws_frame(event.type, event.data))
         except DomainError as exc:
             await self.send(events.ws_frame(events.ERROR, events.error_data(exc.message, code=exc.code)))

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from retrieval_app.admin_mixins import EmbeddedFilter, EmbeddingAdminMixin
+from retrieval_app.core.admin import EmbeddedFilter, EmbeddingAdminMixin
 from sessions_app import services
 from sessions_app.models import Archive, ChatSession, Memory, Message
 

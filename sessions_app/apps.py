@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class SessionsAppConfig(AppConfig):
     name = "sessions_app"
     verbose_name = "Sessions and memory"
+
+    def ready(self) -> None:
+        # Models can be imported only once the app registry is ready, hence here (Django's own idiom).
+        from retrieval_app.core.embedding import embeddable_register
+        from sessions_app.embeddables import EMBEDDABLES
+
+        for kind in EMBEDDABLES:
+            embeddable_register(kind)

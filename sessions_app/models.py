@@ -12,10 +12,10 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from pgvector.django import HnswIndex
 
-from retrieval_app.fields import EmbeddedModel
-
-# The full-text configuration behind every search vector: English stemming and stopwords.
-TEXT_SEARCH_CONFIG = "english"
+from retrieval_app.core.ai.memories import CATEGORIES
+from retrieval_app.core.fields import EmbeddedModel
+from retrieval_app.core.text import TEXT_SEARCH_CONFIG
+from sessions_app.uris import memory_uri, session_uri
 
 
 def _hnsw(name: str) -> HnswIndex:
@@ -59,7 +59,7 @@ class ChatSession(models.Model):
 
     @property
     def uri(self) -> str:
-        return f"viking://session/{self.id}"
+        return session_uri(self.id)
 
 
 class Archive(EmbeddedModel):
@@ -142,13 +142,8 @@ class Message(EmbeddedModel):
 class Memory(EmbeddedModel):
     """A long-term fact extracted at commit, keyed so that a newer statement updates it in place."""
 
-    class Category(models.TextChoices):
-        PROFILE = "profile", "profile"
-        PREFERENCES = "preferences", "preferences"
-        ENTITIES = "entities", "entities"
-        EVENTS = "events", "events"
-        CASES = "cases", "cases"
-        PATTERNS = "patterns", "patterns"
+    # The categories are the model layer's, which extracts them: one list for both.
+    Category = models.TextChoices("Category", [(name.upper(), (name, name)) for name in CATEGORIES])
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories")
     agent_id = models.CharField(max_length=128, blank=True, default="")
@@ -193,4 +188,4 @@ class Memory(EmbeddedModel):
 
     @property
     def uri(self) -> str:
-        return f"viking://user/{self.owner_id}/memories/{self.category}/{self.pk}"
+        return memory_uri(self.owner_id, self.category, self.pk)

@@ -15,10 +15,12 @@ from django.db.models.functions import Coalesce
 from pgvector.django import CosineDistance
 
 from config.exceptions import InvalidInputError
-from retrieval_app import ai
-from retrieval_app.selectors import nearest_neighbours
+from retrieval_app.core import ai
+from retrieval_app.core.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
+from retrieval_app.core.text import TEXT_SEARCH_CONFIG
+from retrieval_app.core.vectors import nearest_neighbours
 from sessions_app.exceptions import MemoryNotFound, SessionNotFound
-from sessions_app.models import TEXT_SEARCH_CONFIG, Archive, ChatSession, Memory, Message
+from sessions_app.models import Archive, ChatSession, Memory, Message
 
 logger = logging.getLogger(__name__)
 
@@ -63,28 +65,24 @@ def session_archives(*, session: ChatSession) -> QuerySet[Archive]:
 # --- Session context for search (seed 000) -------------------------------------------------------------
 
 
-def _ranked_overviews(*, session: ChatSession, query: str, limit: int) -> list[str]:
-    """Archive overviews most relevant to ``query``: by vector similarity when the archives and the
-    query can be embedded, else by full-text rank, else newest first."""
+def _ranked_overviews(
+    *, session: ChatSession, query: str, limit: int, query_vector: Sequence[float] | None, query_model: str
+) -> list[str]:
+    """Archive overviews most relevant to ``query``: by vector similarity when the archives are embedded
+    by the model that embedded the query, else by full-text rank, else newest first."""
     archives = Archive.objects.filter(session=session).exclude(overview="").defer("embedding")
     if limit <= 0:
         return []
     if query.strip():
-        model = ai.active_embedding_model()
-        if archives.filter(embedding_model=model, embedding__isnull=False).exists():
-            try:
-                vector, _ = ai.embed_query(query, purpose="session_context", owner_id=session.owner_id)
-                ranked = archives.filter(embedding_model=model, embedding__isnull=False).order_by(
-                    CosineDistance("embedding", vector), "-index"
-                )
-                overviews = list(ranked.values_list("overview", flat=True)[:limit])
-                if len(overviews) < limit:  # archives not embedded yet still count, newest first
-                    overviews += list(
-                        archives.exclude(overview__in=overviews).order_by("-index").values_list("overview", flat=True)
-                    )[: limit - len(overviews)]
-                return overviews
-            except ai.EmbeddingError:
-                logger.warning("session context: query embedding failed; ranking archives by keywords")
+        embedded = archives.filter(embedding_model=query_model, embedding__isnull=False)
+        if query_vector is not None and embedded.exists():
+            ranked = embedded.order_by(CosineDistance("embedding", list(query_vector)), "-index")
+            overviews = list(ranked.values_list("overview", flat=True)[:limit])
+            if len(overviews) < limit:  # archives not embedded yet still count, newest first
+                overviews += list(
+                    archives.exclude(overview__in=overviews).order_by("-index").values_list("overview", flat=True)
+                )[: limit - len(overviews)]
+            return overviews
         tsquery = SearchQuery(_or_query(query), search_type="websearch", config=TEXT_SEARCH_CONFIG)
         ranked = archives.annotate(
             rank=SearchRank(SearchVector("overview", "abstract", config=TEXT_SEARCH_CONFIG), tsquery)
@@ -94,14 +92,22 @@ def _ranked_overviews(*, session: ChatSession, query: str, limit: int) -> list[s
 
 
 def session_context_for_search(
-    *, session: ChatSession, query: str = "", max_archives: int = 3, max_messages: int = 20
+    *,
+    session: ChatSession,
+    query: str = "",
+    max_archives: int = 3,
+    max_messages: int = 20,
+    query_vector: Sequence[float] | None = None,
+    query_model: str = "",
 ) -> dict[str, Any]:
     """Seed 000's contract: ``{summary, summaries, recent_messages}``.
 
     ``summaries`` are the archive overviews most relevant to the query, best first; ``summary`` is
     them joined in that order; ``recent_messages`` are the latest live (uncommitted) turns, oldest first.
     """
-    summaries = _ranked_overviews(session=session, query=query, limit=max_archives)
+    summaries = _ranked_overviews(
+        session=session, query=query, limit=max_archives, query_vector=query_vector, query_model=query_model
+    )
     recent = list(
         Message.objects.filter(session=session, archive__isnull=True)
         .order_by("-seq")
@@ -114,7 +120,19 @@ def session_context_for_search(
     }
 
 
-# --- Cross-session recall (seed 002) --------------------------------------------------------------------
+def session_summary_text(context: dict[str, Any] | None) -> str:
+    """The archive summary a search takes from a session context: its ``summary`` when present and
+    non-empty, else its ``summaries`` joined, else nothing."""
+    if not context:
+        return ""
+    summary = context.get("summary")
+    if isinstance(summary, str) and summary.strip():
+        return summary
+    summaries = [s for s in context.get("summaries") or [] if isinstance(s, str) and s.strip()]
+    return SUMMARY_SEPARATOR.join(summaries)
+
+
+# --- Cross-session recall --------------------------------------------------------------------
 
 # Cosine similarity floors by embedding model. Seed 002's 0.65 is for text-embedding-3-small. The local
 # MiniLM spreads related texts lower: on bench/recall_threshold.py's labelled set, 0.35 has the best F1
@@ -147,9 +165,9 @@ def trim_to_token_budget(messages: list[dict[str, Any]], max_tokens: int) -> lis
     result: list[dict[str, Any]] = []
     used = 0
     for message in messages:
-        tokens = len(message["content"]) // ai.tokens.CHARS_PER_TOKEN
+        tokens = estimate_tokens(message["content"])
         if used + tokens > max_tokens:
-            remaining_chars = (max_tokens - used) * ai.tokens.CHARS_PER_TOKEN
+            remaining_chars = (max_tokens - used) * CHARS_PER_TOKEN
             if remaining_chars > 100:
                 result.append({**message, "content": message["content"][:remaining_chars] + "..."})
             break
@@ -181,12 +199,14 @@ def recall_messages(
     max_tokens: int = 2000,
     threshold: float | None = None,
     query_vector: Sequence[float] | None = None,
+    query_model: str = "",
 ) -> dict[str, Any]:
-    """Messages from the owner's earlier sessions relevant to ``query`` (seed 002).
+    """Messages from the owner's earlier sessions relevant to ``query``.
 
-    By vector similarity when the owner's messages are embedded by the configured model and the query
-    can be embedded; otherwise, or when nothing passes the threshold, by PostgreSQL full-text search
-    (``source: "keyword"``). Trimmed to ``max_tokens`` by seed 002's rule.
+    By vector similarity when ``query_vector`` is given and the owner's messages are embedded by the
+    same model; otherwise, or when nothing passes the threshold, by PostgreSQL full-text search
+    (``source: "keyword"``). Trimmed to ``max_tokens``: whole messages while they fit, then the next
+    one cut with an ellipsis if more than 100 characters of budget remain.
     """
     messages = Message.objects.filter(owner=owner).select_related("session").defer("embedding", "session__metadata")
     if agent_id is not None:
@@ -197,18 +217,15 @@ def recall_messages(
         except ValueError as exc:
             raise InvalidInputError("exclude_session_id is not a session id.") from exc
     threshold = recall_threshold() if threshold is None else threshold
-    model = ai.active_embedding_model()
 
     found: list[dict[str, Any]] = []
     source = "keyword"
-    if messages.filter(embedding_model=model, embedding__isnull=False).exists():
-        try:
-            vector = query_vector or ai.embed_query(query, purpose="recall", owner_id=owner.id)[0]
-            nearest = nearest_neighbours(queryset=messages, embedding=vector, model_name=model, limit=max_results)
-            found = [_recall_row(m, 1 - m.distance) for m in nearest if 1 - m.distance >= threshold]
-            source = "vector" if found else "keyword"
-        except ai.EmbeddingError:
-            logger.warning("recall: embedding the query failed; falling back to keyword search")
+    if query_vector is not None:
+        nearest = nearest_neighbours(
+            queryset=messages, embedding=query_vector, model_name=query_model, limit=max_results
+        )
+        found = [_recall_row(m, 1 - m.distance) for m in nearest if 1 - m.distance >= threshold]
+        source = "vector" if found else "keyword"
     if not found:
         words = _or_query(query)
         if words:
@@ -223,7 +240,7 @@ def recall_messages(
     return {
         "messages": trimmed,
         "source": source,
-        "token_estimate": sum(len(m["content"]) // ai.tokens.CHARS_PER_TOKEN for m in trimmed),
+        "token_estimate": sum(estimate_tokens(m["content"]) for m in trimmed),
         "count": len(trimmed),
     }
 

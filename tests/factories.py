@@ -6,7 +6,8 @@ import uuid
 import factory
 from django.contrib.auth import get_user_model
 
-from documents_app.models import Document, DocumentNode, document_uri
+from documents_app.models import Document, DocumentNode
+from documents_app.uris import document_uri
 from retrieval_app.models import SearchTrace
 from sessions_app.models import Archive, ChatSession, Memory, Message
 

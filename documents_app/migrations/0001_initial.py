@@ -5,7 +5,7 @@ import django.contrib.postgres.search
 import django.db.models.deletion
 import django.utils.timezone
 import pgvector.django.indexes
-import retrieval_app.fields
+import retrieval_app.core.fields
 import uuid
 from django.conf import settings
 from django.db import migrations, models
@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
             name='DocumentNode',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('embedding', retrieval_app.fields.EmbeddingField(blank=True, editable=False, null=True)),
+                ('embedding', retrieval_app.core.fields.EmbeddingField(blank=True, editable=False, null=True)),
                 ('embedding_model', models.CharField(blank=True, default='', editable=False, max_length=200)),
                 ('uri', models.CharField(max_length=512, unique=True)),
                 ('parent_uri', models.CharField(blank=True, default='', max_length=512)),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from config.api import reject_nul
+from retrieval_app.search.serializers import HIT_SERIALIZERS, ContextItemSerializer
 
 MAX_LIMIT = 100
 
@@ -39,25 +41,13 @@ class SearchInSerializer(FindInSerializer):
     session_id = serializers.CharField(max_length=64, validators=[reject_nul])
 
 
-class HitSerializer(serializers.Serializer):
-    uri = serializers.CharField()
-    doc_id = serializers.CharField(allow_null=True)
-    chunk_id = serializers.CharField(allow_null=True)
-    level = serializers.CharField(help_text="The tier `text` comes from: L1, L0, L2 or match_reason.")
-    text = serializers.CharField()
-    abstract = serializers.CharField()
-    overview = serializers.CharField()
-    content = serializers.CharField(help_text="The full text (L2) of a chunk, memory or message.")
-    title = serializers.CharField()
-    kind = serializers.CharField(help_text="chunk, memory or message.")
-    origin = serializers.CharField(help_text="document, memory or conversation.")
-    score = serializers.FloatField()
-    source = serializers.ChoiceField(choices=["semantic", "keyword", "hybrid", "memory"])
-    match_reason = serializers.CharField()
-
-
 class FindOutSerializer(serializers.Serializer):
-    results = HitSerializer(many=True)
+    results = PolymorphicProxySerializer(
+        component_name="Hit",
+        serializers=HIT_SERIALIZERS,
+        resource_type_field_name="origin",
+        many=True,
+    )
     trace_id = serializers.CharField()
     search_trace = serializers.DictField(required=False)
 
@@ -81,20 +71,6 @@ class ChatInSerializer(serializers.Serializer):
         max_length=128, required=False, allow_blank=True, default="", validators=[reject_nul]
     )
     debug_search_trace = serializers.BooleanField(required=False, default=False)
-
-
-class ContextItemSerializer(serializers.Serializer):
-    uri = serializers.CharField()
-    doc_id = serializers.CharField(allow_null=True)
-    chunk_id = serializers.CharField(allow_null=True)
-    level = serializers.CharField()
-    text = serializers.CharField()
-    abstract = serializers.CharField()
-    overview = serializers.CharField()
-    score = serializers.FloatField()
-    source = serializers.CharField()
-    title = serializers.CharField()
-    origin = serializers.CharField()
 
 
 class ChatOutSerializer(serializers.Serializer):

@@ -1,4 +1,4 @@
-"""The Retrieval and Chat API: thin views over retrieval_app.services and retrieval_app.chat."""
+"""The Retrieval and Chat API: thin views over ``retrieval_app.search`` and ``retrieval_app.chat``."""
 
 from __future__ import annotations
 
@@ -11,55 +11,78 @@ from rest_framework.views import APIView
 
 from config.api import validated
 from config.exceptions import DomainError
-from retrieval_app import chat, events, services
+from retrieval_app import chat, search
 from retrieval_app.api import serializers as s
+from retrieval_app.chat import events
 from retrieval_app.exceptions import GenerationFailed
+from retrieval_app.search.serializers import render_hits
+from sessions_app.selectors import session_get
 
 
-def _common(data: dict) -> dict:
-    return {
-        "query": data["query"],
-        "target_uri": data["target_uri"],
-        "limit": data["limit"],
-        "score_threshold": data["score_threshold"],
-        "debug": data["debug_search_trace"],
-        "options": services.SearchOptions(mode=data["mode"], fusion=data["fusion"]),
-    }
+class _SearchView(APIView):
+    """find and search share their body and their answer; search adds a session."""
+
+    serializer_class = s.FindInSerializer
+
+    def search(self, request: Request, data: dict, **common) -> search.SearchResult:
+        return search.retrieval_find(owner=request.user, **common)
+
+    def post(self, request: Request) -> Response:
+        data = validated(self.serializer_class, request.data)
+        found = self.search(
+            request,
+            data,
+            query=data["query"],
+            target_uri=data["target_uri"],
+            limit=data["limit"],
+            score_threshold=data["score_threshold"],
+            options=search.SearchOptions(mode=data["mode"], fusion=data["fusion"]),
+        )
+        answer = {"results": render_hits(found.hits), "trace_id": str(found.trace.id)}
+        if found.query_plan:
+            answer["query_plan"] = found.query_plan
+        if data["debug_search_trace"]:
+            answer["search_trace"] = found.trace_dict()
+        return Response(answer)
 
 
-class FindView(APIView):
+class FindView(_SearchView):
     @extend_schema(
         request=s.FindInSerializer,
         responses=s.FindOutSerializer,
         summary="Search the user's documents under a URI, without a session",
     )
     def post(self, request: Request) -> Response:
-        data = validated(s.FindInSerializer, request.data)
-        return Response(services.retrieval_find(owner=request.user, **_common(data)))
+        return super().post(request)
 
 
-class SearchView(APIView):
+class SearchView(_SearchView):
+    serializer_class = s.SearchInSerializer
+
+    def search(self, request: Request, data: dict, **common) -> search.SearchResult:
+        session = session_get(owner=request.user, session_id=data["session_id"])
+        return search.retrieval_search(owner=request.user, session=session, **common)
+
     @extend_schema(
         request=s.SearchInSerializer,
         responses=s.SearchOutSerializer,
         summary="Session-aware search over documents, memories and earlier conversations",
     )
     def post(self, request: Request) -> Response:
-        data = validated(s.SearchInSerializer, request.data)
-        return Response(services.retrieval_search(owner=request.user, session_id=data["session_id"], **_common(data)))
+        return super().post(request)
 
 
-def _chat_request(request: Request) -> chat.ChatRequest:
+def _chat_request(request: Request) -> tuple[chat.ChatRequest, chat.ChatTarget]:
     data = validated(s.ChatInSerializer, request.data)
     chat_request = chat.ChatRequest(**data)
-    chat.chat_validate(owner=request.user, request=chat_request)
-    return chat_request
+    return chat_request, chat.chat_prepare(owner=request.user, request=chat_request)
 
 
 class ChatView(APIView):
     @extend_schema(request=s.ChatInSerializer, responses=s.ChatOutSerializer, summary="One chat turn, answered whole")
     def post(self, request: Request) -> Response:
-        answer = chat.chat_reply(owner=request.user, request=_chat_request(request))
+        chat_request, target = _chat_request(request)
+        answer = chat.chat_reply(owner=request.user, request=chat_request, target=target)
         if "error" in answer:
             raise GenerationFailed(answer["error"], details={"session_id": answer.get("session_id")})
         return Response(answer)
@@ -72,13 +95,15 @@ class ChatStreamView(APIView):
         summary="One chat turn as server-sent events: context, token..., then done or error",
     )
     def post(self, request: Request) -> StreamingHttpResponse:
-        chat_request = _chat_request(request)  # bad input is a plain 4xx, before the stream starts
+        chat_request, target = _chat_request(request)  # bad input is a plain 4xx, before the stream starts
         owner = request.user
 
         async def stream():
             cancellation = chat.Cancellation()
             try:
-                async for event in chat.chat_events(owner=owner, request=chat_request, cancel=cancellation):
+                async for event in chat.chat_events(
+                    owner=owner, request=chat_request, target=target, cancel=cancellation
+                ):
                     yield events.sse_frame(event.type, event.data)
             except DomainError as exc:
                 yield events.sse_frame(events.ERROR, events.error_data(exc.message, code=exc.code))

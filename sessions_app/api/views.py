@@ -114,12 +114,12 @@ class SessionContextView(APIView):
                 "recent_messages": serializers.ListField(child=serializers.DictField()),
             },
         ),
-        summary="Session context for search (seed 000): ranked archive summaries and recent turns",
+        summary="Session context for search: ranked archive summaries and recent turns",
     )
     def get(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(owner=request.user, session_id=session_id)
         query = validated(s.ContextQuerySerializer, request.query_params)
-        return Response(selectors.session_context_for_search(session=session, **query))
+        return Response(services.session_search_context(session=session, **query).as_dict())
 
 
 class SessionHistoryView(APIView):
@@ -193,11 +193,11 @@ class RecallView(APIView):
                 "count": serializers.IntegerField(),
             },
         ),
-        summary="Messages from earlier sessions relevant to a query (seed 002)",
+        summary="Messages from earlier sessions relevant to a query",
     )
     def post(self, request: Request) -> Response:
         params = validated(s.RecallInSerializer, request.data)
-        return Response(selectors.recall_messages(owner=request.user, **params))
+        return Response(services.memory_recall(owner=request.user, **params))
 
 
 class MemoryListView(APIView):

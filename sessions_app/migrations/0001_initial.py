@@ -6,7 +6,7 @@ import django.db.models.deletion
 import django.db.models.functions.comparison
 import django.utils.timezone
 import pgvector.django.indexes
-import retrieval_app.fields
+import retrieval_app.core.fields
 import uuid
 from django.conf import settings
 from django.db import migrations, models
@@ -43,7 +43,7 @@ class Migration(migrations.Migration):
             name='Archive',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('embedding', retrieval_app.fields.EmbeddingField(blank=True, editable=False, null=True)),
+                ('embedding', retrieval_app.core.fields.EmbeddingField(blank=True, editable=False, null=True)),
                 ('embedding_model', models.CharField(blank=True, default='', editable=False, max_length=200)),
                 ('agent_id', models.CharField(blank=True, default='', max_length=128)),
                 ('index', models.PositiveIntegerField(help_text="1 for the session's first archive, then 2, 3, ...")),
@@ -67,7 +67,7 @@ class Migration(migrations.Migration):
             name='Message',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('embedding', retrieval_app.fields.EmbeddingField(blank=True, editable=False, null=True)),
+                ('embedding', retrieval_app.core.fields.EmbeddingField(blank=True, editable=False, null=True)),
                 ('embedding_model', models.CharField(blank=True, default='', editable=False, max_length=200)),
                 ('agent_id', models.CharField(blank=True, default='', max_length=128)),
                 ('seq', models.PositiveIntegerField()),
@@ -90,7 +90,7 @@ class Migration(migrations.Migration):
             name='Memory',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('embedding', retrieval_app.fields.EmbeddingField(blank=True, editable=False, null=True)),
+                ('embedding', retrieval_app.core.fields.EmbeddingField(blank=True, editable=False, null=True)),
                 ('embedding_model', models.CharField(blank=True, default='', editable=False, max_length=200)),
                 ('agent_id', models.CharField(blank=True, default='', max_length=128)),
                 ('category', models.CharField(choices=[('profile', 'profile'), ('preferences', 'preferences'), ('entities', 'entities'), ('events', 'events'), ('cases', 'cases'), ('patterns', 'patterns')], max_length=32)),

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from retrieval_app import ai
-from retrieval_app.ai import extractive, memories
-from retrieval_app.ai.engines import ExtractiveEngine, Turn, build_overview
+from retrieval_app.core import ai
+from retrieval_app.core.ai import extractive, memories
+from retrieval_app.core.ai.engines import ExtractiveEngine, Turn, build_overview
 from retrieval_app.models import ModelCall
 
 CONVERSATION = [
@@ -205,7 +205,7 @@ def test_preferences_are_keyed_by_their_subject_and_worded_about_the_user():
 
 @pytest.mark.django_db
 def test_a_vector_is_never_stored_for_text_that_changed_meanwhile():
-    from retrieval_app.services import embed_rows
+    from retrieval_app.core.embedding import embed_rows
     from sessions_app.models import Memory
     from tests.factories import MemoryFactory
 

@@ -11,7 +11,7 @@ from asgiref.sync import async_to_sync
 from django.test import AsyncClient
 from rest_framework.authtoken.models import Token
 
-from retrieval_app import services as retrieval
+from retrieval_app.chat import pipeline as retrieval
 from retrieval_app.models import ModelCall, SearchTrace
 from sessions_app.models import ChatSession, Message
 from tests.factories import UserFactory

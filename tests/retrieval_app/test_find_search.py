@@ -258,7 +258,7 @@ def test_memories_and_earlier_conversations_join_as_their_own_source(auth_client
     Memory.objects.create(
         owner=user, category="preferences", key="tea", content="The user drinks green tea without sugar."
     )
-    from sessions_app.tasks import backfill_embeddings
+    from retrieval_app.core.tasks import backfill_embeddings
 
     backfill_embeddings()
     session = sessions.session_create(owner=user)

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from retrieval_app import ai
-from retrieval_app.ai.engines import LiteLLMEngine, Turn
+from retrieval_app.core import ai
+from retrieval_app.core.ai.engines import LiteLLMEngine, Turn
 from retrieval_app.models import ModelCall
 
 pytestmark = pytest.mark.django_db

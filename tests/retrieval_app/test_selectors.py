@@ -12,7 +12,7 @@ from django.db.models.functions import Cast
 from django.test.utils import CaptureQueriesContext
 from pgvector.django import CosineDistance
 
-from retrieval_app.selectors import nearest_neighbours
+from retrieval_app.core.vectors import nearest_neighbours
 from sessions_app.models import Message
 from tests.factories import ChatSessionFactory, UserFactory
 

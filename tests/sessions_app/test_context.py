@@ -3,9 +3,8 @@ consumer prefers summary, else joins summaries, else nothing."""
 
 import pytest
 
-from retrieval_app.selectors import session_summary_text
 from sessions_app import services
-from sessions_app.selectors import SUMMARY_SEPARATOR, session_context_for_search
+from sessions_app.selectors import SUMMARY_SEPARATOR, session_summary_text
 from tests.factories import ChatSessionFactory
 
 pytestmark = pytest.mark.django_db
@@ -40,13 +39,15 @@ def committed_session(django_capture_on_commit_callbacks):
 
 
 def test_the_context_has_the_contract_keys():
-    context = session_context_for_search(session=ChatSessionFactory(), query="anything")
+    context = services.session_search_context(session=ChatSessionFactory(), query="anything").as_dict()
     assert set(context) == {"summary", "summaries", "recent_messages"}
     assert context == {"summary": "", "summaries": [], "recent_messages": []}
 
 
 def test_after_a_commit_the_summary_is_non_empty_and_ranked_by_the_query(committed_session):
-    context = session_context_for_search(session=committed_session, query="invoice VAT rate", max_archives=2)
+    context = services.session_search_context(
+        session=committed_session, query="invoice VAT rate", max_archives=2
+    ).as_dict()
     assert len(context["summaries"]) == 2
     assert "VAT" in context["summaries"][0], "the archive about invoices ranks first for an invoice query"
     assert context["summary"] == SUMMARY_SEPARATOR.join(context["summaries"])
@@ -55,13 +56,15 @@ def test_after_a_commit_the_summary_is_non_empty_and_ranked_by_the_query(committ
 
 
 def test_max_archives_and_max_messages_bound_the_context(committed_session):
-    context = session_context_for_search(session=committed_session, query="disk", max_archives=1, max_messages=0)
+    context = services.session_search_context(
+        session=committed_session, query="disk", max_archives=1, max_messages=0
+    ).as_dict()
     assert len(context["summaries"]) == 1 and "disk" in context["summaries"][0].lower()
     assert context["recent_messages"] == []
 
 
 def test_without_a_query_the_newest_archives_come_first(committed_session):
-    context = session_context_for_search(session=committed_session, max_archives=1)
+    context = services.session_search_context(session=committed_session, max_archives=1).as_dict()
     assert "VAT" in context["summary"]
 
 
@@ -71,7 +74,7 @@ def test_keyword_ranking_serves_when_archives_have_no_vectors_yet(django_capture
     services.session_commit(session=session)  # embeddings never enqueued: no worker ran
     _turns(session, [("user", "Invoices need the new VAT rate.")])
     services.session_commit(session=session)
-    context = session_context_for_search(session=session, query="disk space", max_archives=2)
+    context = services.session_search_context(session=session, query="disk space", max_archives=2).as_dict()
     assert "disk" in context["summaries"][0].lower()
 
 

@@ -6,7 +6,7 @@ from django.core.management import call_command
 
 from sessions_app import services
 from sessions_app.models import Message
-from sessions_app.selectors import recall_messages, trim_to_token_budget
+from sessions_app.selectors import trim_to_token_budget
 from tests.factories import ChatSessionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -65,8 +65,8 @@ def test_the_current_session_can_be_excluded(auth_client, history):
 
 def test_recall_is_scoped_to_the_agent_when_one_is_named(user, django_capture_on_commit_callbacks):
     _session(user, PAST[:2], agent_id="ops-bot", capture=django_capture_on_commit_callbacks)
-    assert recall_messages(owner=user, query="Helm deployment", agent_id="support-bot")["count"] == 0
-    assert recall_messages(owner=user, query="Helm deployment", agent_id="ops-bot")["count"] > 0
+    assert services.memory_recall(owner=user, query="Helm deployment", agent_id="support-bot")["count"] == 0
+    assert services.memory_recall(owner=user, query="Helm deployment", agent_id="ops-bot")["count"] > 0
 
 
 def test_another_users_history_is_never_recalled(auth_client, django_capture_on_commit_callbacks):
@@ -76,21 +76,23 @@ def test_another_users_history_is_never_recalled(auth_client, django_capture_on_
 
 
 def test_the_threshold_and_max_results_are_honoured(user, history):
-    assert recall_messages(owner=user, query="Helm", threshold=0.99)["source"] == "keyword"
-    assert recall_messages(owner=user, query="billing Helm Kubernetes", threshold=-1, max_results=2)["count"] == 2
+    assert services.memory_recall(owner=user, query="Helm", threshold=0.99)["source"] == "keyword"
+    assert (
+        services.memory_recall(owner=user, query="billing Helm Kubernetes", threshold=-1, max_results=2)["count"] == 2
+    )
 
 
 def test_without_embeddings_recall_falls_back_to_keywords_without_stopwords(user, django_capture_on_commit_callbacks):
     _session(user, PAST, capture=django_capture_on_commit_callbacks, embed=False)
     assert not Message.objects.filter(embedding__isnull=False).exists()
-    result = recall_messages(owner=user, query="what was the recital about?")
+    result = services.memory_recall(owner=user, query="what was the recital about?")
     assert result["source"] == "keyword"
     assert {m["content"] for m in result["messages"]} == {
         "Good luck to her at the recital!",
         "My daughter's piano recital is on Saturday.",
     }
     assert all(m["similarity"] is None for m in result["messages"])
-    assert recall_messages(owner=user, query="what was the about")["count"] == 0, "stopwords match nothing"
+    assert services.memory_recall(owner=user, query="what was the about")["count"] == 0, "stopwords match nothing"
 
 
 def test_when_the_embedding_provider_fails_recall_falls_back_to_keywords(user, history, settings, fake_llm):
@@ -101,7 +103,7 @@ def test_when_the_embedding_provider_fails_recall_falls_back_to_keywords(user, h
     )
     Message.objects.update(embedding_model="openai/test-embed")  # as if that provider made them
     fake_llm.failures = 100
-    result = recall_messages(owner=user, query="Helm charts")
+    result = services.memory_recall(owner=user, query="Helm charts")
     assert result["source"] == "keyword" and result["count"] >= 1
 
 
@@ -114,8 +116,8 @@ def test_the_token_budget_follows_seed_002s_rule():
 
 
 def test_recall_trims_its_answer_to_max_tokens(user, history):
-    everything = recall_messages(owner=user, query="billing Helm Kubernetes", threshold=-1)
-    result = recall_messages(owner=user, query="billing Helm Kubernetes", threshold=-1, max_tokens=20)
+    everything = services.memory_recall(owner=user, query="billing Helm Kubernetes", threshold=-1)
+    result = services.memory_recall(owner=user, query="billing Helm Kubernetes", threshold=-1, max_tokens=20)
     assert result["token_estimate"] <= 20 and 0 < result["count"] < everything["count"]
 
 
@@ -150,7 +152,7 @@ def test_backfill_embeds_what_has_no_vector_with_a_progress_bar(user, django_cap
 
 
 def test_backfill_can_run_in_the_worker(user, django_capture_on_commit_callbacks):
-    from sessions_app.tasks import backfill_embeddings
+    from retrieval_app.core.tasks import backfill_embeddings
 
     _session(user, PAST, capture=django_capture_on_commit_callbacks, embed=False)
     assert backfill_embeddings.delay().get()["messages"] == 4

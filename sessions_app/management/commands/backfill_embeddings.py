@@ -3,9 +3,9 @@
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from retrieval_app import ai
-from retrieval_app.services import count_unembedded, embed_rows
-from sessions_app.tasks import backfill_embeddings, embeddable
+from retrieval_app.core import ai
+from retrieval_app.core.embedding import embeddings_backfill
+from retrieval_app.core.tasks import backfill_embeddings
 
 
 class Command(BaseCommand):
@@ -22,16 +22,14 @@ class Command(BaseCommand):
             self.stdout.write(f"Queued as task {result.id}.")
             return
         model = ai.active_embedding_model()
-        for name, rows, text_of, fields in embeddable():
-            total = count_unembedded(queryset=rows, restale=restale)
-            with tqdm(total=total, desc=f"{name} ({model})", unit="row", disable=total == 0) as bar:
-                done = embed_rows(
-                    queryset=rows,
-                    text_of=text_of,
-                    text_fields=fields,
-                    purpose="backfill",
-                    batch_size=batch_size,
-                    restale=restale,
-                    progress=bar.update,
-                )
-            self.stdout.write(f"{name}: {done} embedded")
+        bars = []
+
+        def progress(kind, total):
+            bars.append(tqdm(total=total, desc=f"{kind.name} ({model})", unit="row", disable=total == 0))
+            return bars[-1].update
+
+        done = embeddings_backfill(batch_size=batch_size, restale=restale, progress=progress)
+        for bar in bars:
+            bar.close()
+        for name, count in done.items():
+            self.stdout.write(f"{name}: {count} embedded")

@@ -16,10 +16,12 @@ from typing import Protocol
 
 from django.conf import settings
 
-from retrieval_app.ai import extractive
-from retrieval_app.ai import memories as memory_patterns
-from retrieval_app.ai.memories import CATEGORIES, MemoryCandidate, slug
-from retrieval_app.ai.tokens import estimate_tokens
+from retrieval_app.core.accounting import record_call
+from retrieval_app.core.ai import extractive
+from retrieval_app.core.ai import memories as memory_patterns
+from retrieval_app.core.ai.llm import litellm_module
+from retrieval_app.core.ai.memories import CATEGORIES, MemoryCandidate, slug
+from retrieval_app.core.ai.tokens import estimate_tokens
 
 
 class IncompleteAnswer(RuntimeError):
@@ -70,7 +72,12 @@ class Overview:
 
 
 class TextEngine(Protocol):
+    """What every engine can do. ``generates`` says whether it can also write free text (``complete``
+    and ``stream``, for answers and rewrites): an LLM can; the extractive engine only quotes."""
+
     name: str
+    backend: str
+    generates: bool
 
     def overview(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> Overview: ...
 
@@ -97,21 +104,31 @@ def _pairs(turns: Sequence[Turn]) -> list[tuple[str, str]]:
     return [(t.role, t.content) for t in turns]
 
 
+def _record_generation(engine: TextEngine, purpose: str, started: float, owner_id: int | None, **fields) -> None:
+    record_call(
+        kind="generation",
+        purpose=purpose,
+        backend=engine.backend,
+        model=engine.name,
+        started=started,
+        owner_id=owner_id,
+        **fields,
+    )
+
+
 class ExtractiveEngine:
     """Summaries and overviews from the conversation's own sentences; memories from patterns."""
 
     name = "extractive"
+    backend = "extractive"
+    generates = False
 
     def _record(self, purpose: str, started: float, owner_id: int | None, text_in: str, text_out: str) -> None:
-        from retrieval_app.ai import record_call
-
-        record_call(
-            kind="generation",
-            purpose=purpose,
-            backend="extractive",
-            model=self.name,
-            started=started,
-            owner_id=owner_id,
+        _record_generation(
+            self,
+            purpose,
+            started,
+            owner_id,
             input_tokens=estimate_tokens(text_in),
             output_tokens=estimate_tokens(text_out),
         )
@@ -199,6 +216,9 @@ def build_overview(turns: Sequence[Turn]) -> Overview:
 class LiteLLMEngine:
     """An LLM through litellm, with the extractive engine behind every call."""
 
+    backend = "litellm"
+    generates = True
+
     def __init__(self, *, model: str, api_base: str, api_key: str, timeout: float, retries: int) -> None:
         self.name = model
         self.api_base = api_base or None
@@ -218,22 +238,10 @@ class LiteLLMEngine:
         }
 
     def _record(self, purpose: str, started: float, owner_id: int | None, **fields) -> None:
-        from retrieval_app.ai import record_call
-
-        record_call(
-            kind="generation",
-            purpose=purpose,
-            backend="litellm",
-            model=self.name,
-            started=started,
-            owner_id=owner_id,
-            **fields,
-        )
+        _record_generation(self, purpose, started, owner_id, **fields)
 
     def complete(self, messages: list[dict], *, purpose: str, owner_id: int | None) -> str:
         """One chat completion; records tokens, cost and failures. Raises on failure."""
-        from retrieval_app.ai.llm import litellm_module
-
         litellm = litellm_module()
 
         started = time.perf_counter()
@@ -261,8 +269,6 @@ class LiteLLMEngine:
     def stream(self, messages: list[dict], *, purpose: str, owner_id: int | None) -> Iterator[str]:
         """A chat completion streamed piece by piece. Raises on failure, before or during the stream;
         closing the generator (a cancelled answer) closes the connection to the provider."""
-        from retrieval_app.ai.llm import litellm_module
-
         litellm = litellm_module()
         started = time.perf_counter()
         produced: list[str] = []

@@ -5,7 +5,7 @@ keyword candidates from the generated full-text columns. Flat retrieval fuses th
 hierarchical retrieval (seed 003's directory recursive retrieval) starts from the best directories
 and descends, blending each child's score with its parent's until the top-k stops changing.
 
-Every function here reads; ``services`` records what they did in a ``SearchTrace``.
+Every function here reads; the search service records what they did in a ``SearchTrace``.
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ from django.db.models import Case, FloatField, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
-from retrieval_app.selectors import has_more_rows_than, nearest_neighbours
+from documents_app.uris import directory_ancestors
+from retrieval_app.core.text import TEXT_SEARCH_CONFIG
+from retrieval_app.core.vectors import has_more_rows_than, nearest_neighbours
+from sessions_app.uris import memory_uri
 
-TEXT_SEARCH_CONFIG = "english"
 MAX_QUERY_LEXEMES = 64
 MAX_CHECKED_LEXEMES = 16
 RRF_K = 60
@@ -295,16 +297,6 @@ def chunk_candidates(
     return Retrieval(candidates=ranked, stages=stages)
 
 
-def _ancestors(uri: str, root_depth: int) -> list[str]:
-    """The directory URIs above ``uri`` down from the document (whose URI has ``root_depth`` parts)."""
-    parts = uri.split("/")
-    return ["/".join(parts[:depth]) for depth in range(root_depth, len(parts))]
-
-
-# viking://resources/users/{user}/documents/{doc}: the document is the 7th part when split on "/".
-DOCUMENT_URI_PARTS = 7
-
-
 def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Retrieval:
     """Seed 003's directory recursive retrieval.
 
@@ -326,7 +318,7 @@ def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Ret
     keyword_dirs = keyword_uris(directories, query, limit=SEED_DIRECTORIES)
     seed_uris = [uri for uri, _ in dense_dirs] + [uri for uri, _ in keyword_dirs]
     seed_uris += [c.parent_uri for c in flat.candidates[:SEED_DIRECTORIES] if c.parent_uri]
-    wanted = {ancestor for uri in seed_uris for ancestor in _ancestors(uri, DOCUMENT_URI_PARTS)} | set(seed_uris)
+    wanted = {ancestor for uri in seed_uris for ancestor in directory_ancestors(uri)} | set(seed_uris)
     scored_dirs = score_nodes(directories, query, wanted)
     # Top-down, so that every parent's final score is known before its children's.
     for uri in sorted(scored_dirs, key=lambda u: u.count("/")):
@@ -422,7 +414,7 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int) -> Retrie
         matched = sorted(memory.matched or [])
         coverage = len(matched) / len(query.lexemes) if query.lexemes else 0.0
         candidate = Candidate(
-            uri=f"viking://user/{memory.owner_id}/memories/{memory.category}/{memory.id}",
+            uri=memory_uri(memory.owner_id, memory.category, memory.id),
             kind="memory",
             row=memory,
             dense=memory.dense,

@@ -13,3 +13,8 @@ CHARS_PER_TOKEN = 4
 
 def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
+
+
+def tokens_for_chars(chars: int) -> int:
+    """The same estimate for a text known only by its length."""
+    return math.ceil(chars / CHARS_PER_TOKEN) if chars > 0 else 0

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
-from retrieval_app.ai.embeddings import EmbeddingError, active_embedding_model, embedding_backend
-from retrieval_app.ai.engines import Overview, TextEngine, Turn, text_engine
-from retrieval_app.ai.memories import MemoryCandidate
-from retrieval_app.ai.tokens import estimate_tokens
-from retrieval_app.models import ModelCall
+from retrieval_app.core.accounting import record_call
+from retrieval_app.core.ai.embeddings import EmbeddingError, active_embedding_model, embedding_backend
+from retrieval_app.core.ai.engines import Overview, TextEngine, Turn, text_engine
+from retrieval_app.core.ai.memories import MemoryCandidate
+from retrieval_app.core.ai.tokens import estimate_tokens
 
 __all__ = [
     "EmbeddingError",
@@ -32,36 +32,6 @@ __all__ = [
     "record_call",
     "text_engine",
 ]
-
-
-def record_call(
-    *,
-    kind: str,
-    purpose: str,
-    backend: str,
-    model: str,
-    started: float,
-    owner_id: int | None = None,
-    input_count: int = 1,
-    input_tokens: int = 0,
-    output_tokens: int = 0,
-    cost_usd: float = 0.0,
-    error: str = "",
-) -> None:
-    ModelCall.objects.create(
-        kind=kind,
-        purpose=purpose,
-        backend=backend,
-        model=model,
-        owner_id=owner_id,
-        input_count=input_count,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cost_usd=round(cost_usd, 6),
-        latency_ms=round((time.perf_counter() - started) * 1000, 2),
-        ok=not error,
-        error=error[:2000],
-    )
 
 
 def embed_texts(texts: Sequence[str], *, purpose: str, owner_id: int | None = None) -> tuple[list[list[float]], str]:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from retrieval_app.ai.extractive import _DATE, STOPWORDS, split_sentences, stem, terms_of
+from retrieval_app.core.ai.extractive import _DATE, STOPWORDS, split_sentences, stem, terms_of
 
 CATEGORIES = ("profile", "preferences", "entities", "events", "cases", "patterns")
 

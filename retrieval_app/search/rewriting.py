@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrieval_app.ai import extractive
+from retrieval_app.core.ai import extractive
 
 logger = logging.getLogger(__name__)
 

@@ -1,18 +1,15 @@
-"""Reads for retrieval: nearest-neighbour search over any embedded model, and search traces."""
+"""Nearest-neighbour search over any embedded model, which never loses results to a filter."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import ExpressionWrapper, FloatField, QuerySet, Value
 from pgvector.django import CosineDistance
-
-from retrieval_app.models import SearchTrace
 
 
 def nearest_neighbours(
@@ -62,21 +59,3 @@ def has_more_rows_than(queryset: QuerySet, cap: int) -> bool:
         with contextlib.suppress(Exception):  # as above: only the shortcut is lost
             cache.set(key, answer, 300)
     return answer
-
-
-def session_summary_text(context: Mapping[str, Any] | None) -> str:
-    """The archive summary a search takes from a session context (seed 000's consumer rule): its
-    ``summary`` when present and non-empty, else its ``summaries`` joined, else nothing."""
-    from sessions_app.selectors import SUMMARY_SEPARATOR
-
-    if not context:
-        return ""
-    summary = context.get("summary")
-    if isinstance(summary, str) and summary.strip():
-        return summary
-    summaries = [s for s in context.get("summaries") or [] if isinstance(s, str) and s.strip()]
-    return SUMMARY_SEPARATOR.join(summaries)
-
-
-def search_trace_list(*, owner) -> QuerySet[SearchTrace]:
-    return SearchTrace.objects.filter(owner=owner).order_by("-created_at")

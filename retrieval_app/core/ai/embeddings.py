@@ -13,6 +13,8 @@ from typing import Protocol
 
 from django.conf import settings
 
+from retrieval_app.core.ai.llm import litellm_module
+
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2-int8"
 LOCAL_DIMENSIONS = 384
 # The model saw at most 256 word pieces in training; longer inputs are truncated.
@@ -120,8 +122,6 @@ class LiteLLMEmbeddings:
         self.retries = retries
 
     def embed(self, texts: list[str]) -> EmbeddingBatch:
-        from retrieval_app.ai.llm import litellm_module
-
         litellm = litellm_module()
 
         try:

@@ -1,16 +1,25 @@
 """The chat events and their wire formats: one place for server-sent events and websocket frames.
 
-Events, in order: ``context``, any number of ``token``, then ``done`` or ``error`` (see the contract).
+Events, in order: ``context``, any number of ``token``, then ``done`` or ``error``.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 CONTEXT, TOKEN, DONE, ERROR = "context", "token", "done", "error"
 # A websocket frame refused while an answer streams (busy, malformed): that answer goes on.
 REJECTED = "rejected"
+
+
+@dataclass
+class Event:
+    """What a transport relays: ``type`` is context, token, done or error; ``data`` its body."""
+
+    type: str
+    data: dict[str, Any]
 
 
 def sse_frame(event_type: str, data: dict[str, Any]) -> bytes:

@@ -1,0 +1,247 @@
+"""The chat turn pipeline, shared by the JSON endpoint, server-sent events and the websocket.
+
+One turn: the transport resolves the session and document once (``chat_prepare``, which refuses bad
+input before anything is written); the user's message is recorded and committed before anything can
+fail, so nothing a user sent is lost; it is resolved against the session and searched over documents,
+memories and earlier conversations; the prompt is assembled within a token budget; the answer is
+generated (litellm, streamed, when LLM_MODEL is set; otherwise the built-in engine quotes the retrieved
+passages, saying so) and recorded, marked partial when it was cancelled or failed midway.
+
+``chat_turn`` yields events (``context``, ``token``..., then ``done`` or ``error``); transports only
+relay them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from config.exceptions import InvalidInputError
+from documents_app.models import Document
+from documents_app.selectors import document_get
+from retrieval_app.chat import events
+from retrieval_app.chat.answer import pieces, retrieved_answer
+from retrieval_app.chat.concurrency import Cancellation, database_turn
+from retrieval_app.chat.events import Event
+from retrieval_app.chat.prompt import Prompt, prompt_assemble
+from retrieval_app.core import ai
+from retrieval_app.exceptions import ChatMessageTooLong
+from retrieval_app.models import SearchTrace
+from retrieval_app.search import SearchResult, retrieval_search
+from retrieval_app.search.hits import Hit
+from retrieval_app.search.serializers import render_context
+from retrieval_app.search.traces import search_trace_add_stage, search_trace_dict
+from sessions_app import services as sessions
+from sessions_app.models import ChatSession
+from sessions_app.selectors import session_get
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ChatRequest:
+    """One turn as a client sends it."""
+
+    message: str
+    session_id: str | None = None
+    history: Sequence[dict[str, str]] = ()
+    doc_id: str | None = None
+    agent_id: str = ""
+    debug_search_trace: bool = False
+
+
+@dataclass
+class ChatTarget:
+    """What a turn is about, resolved once by the transport: the owner's session (None: a new one
+    will be started) and the document it is scoped to, if any."""
+
+    session: ChatSession | None = None
+    document: Document | None = None
+
+
+@dataclass
+class _Turn:
+    """Everything a turn has gathered by the time it generates."""
+
+    session: ChatSession
+    request: ChatRequest
+    found: SearchResult | None = None
+    context: list[Hit] = field(default_factory=list)
+    retrieval_error: str = ""
+    query: str = ""
+    prompt: Prompt | None = None
+
+
+def chat_prepare(*, owner, request: ChatRequest) -> ChatTarget:
+    """Refuses bad input before anything is written (an empty or oversized message, another user's or
+    no such session or document) and resolves what the turn is about."""
+    if not isinstance(request.message, str) or not request.message.strip():
+        raise InvalidInputError("message must not be empty.")
+    if len(request.message) > settings.CHAT_MESSAGE_MAX_CHARS:
+        raise ChatMessageTooLong(details={"max_chars": settings.CHAT_MESSAGE_MAX_CHARS})
+    return ChatTarget(
+        session=session_get(owner=owner, session_id=request.session_id) if request.session_id else None,
+        document=document_get(owner=owner, doc_id=request.doc_id) if request.doc_id else None,
+    )
+
+
+def _session_start(*, owner, request: ChatRequest) -> ChatSession:
+    session = sessions.session_create(
+        owner=owner, title=_title(request.message), agent_id=request.agent_id or "", metadata={"origin": "chat"}
+    )
+    # A client that kept its own history hands it over once, when the session starts.
+    history = [
+        sessions.NewMessage(role=turn["role"], content=turn["content"], metadata={"source": "client_history"})
+        for turn in request.history
+    ]
+    if history:
+        sessions.message_bulk_create(session=session, messages=history)
+    return session
+
+
+def _title(message: str) -> str:
+    words = message.split()
+    return " ".join(words[:10])[:120] + (" ..." if len(words) > 10 else "")
+
+
+def _retrieve(owner, turn: _Turn, document: Document | None) -> None:
+    """Search for the turn; a failure leaves the turn without context and says why."""
+    query = turn.request.message.strip()[: settings.QUERY_MAX_CHARS]
+    try:
+        turn.found = retrieval_search(
+            owner=owner,
+            query=query,
+            session=turn.session,
+            target_uri=document.uri if document else None,
+            limit=settings.CHAT_CONTEXT_HITS,
+            kind=SearchTrace.Kind.CHAT,
+        )
+    except Exception as exc:  # whatever broke, the user still gets an answer, without context
+        logger.exception("chat: retrieval failed")
+        turn.retrieval_error = f"Search failed, so this answer uses no context: {type(exc).__name__}: {exc}"[:500]
+        turn.query = query
+        return
+    turn.context = turn.found.hits
+    turn.query = turn.found.query or query
+
+
+def _assemble(turn: _Turn) -> None:
+    history = sessions.session_history_context(session=turn.session)
+    turn.prompt = prompt_assemble(message=turn.request.message, hits=turn.context, history=history)
+    turn.context = turn.prompt.context
+    if turn.found is not None:
+        search_trace_add_stage(
+            trace=turn.found.trace, stage={"stage": "prompt_budget", "ms": 0.0, **turn.prompt.budget}
+        )
+
+
+def _context_event(turn: _Turn) -> Event:
+    data: dict[str, Any] = {"context": render_context(turn.context), "session_id": str(turn.session.id)}
+    if turn.retrieval_error:
+        data["retrieval_error"] = turn.retrieval_error
+    if turn.request.debug_search_trace and turn.found is not None:
+        data["search_trace"] = search_trace_dict(turn.found.trace)
+    return Event(events.CONTEXT, data)
+
+
+def _record_answer(turn: _Turn, text: str, *, generated: bool, status: str, error: str = "") -> None:
+    if not text and status != "complete":
+        return
+    metadata = {
+        # Marked so that commit never mistakes quoted passages for something the user said.
+        "source": "generated" if generated else "retrieved",
+        "status": status,
+        "context_uris": [hit.uri for hit in turn.context],
+        "prompt_tokens": turn.prompt.tokens if turn.prompt else 0,
+        **({"trace_id": str(turn.found.trace.id)} if turn.found else {}),
+        **({"error": error[:500]} if error else {}),
+    }
+    with database_turn():
+        sessions.message_bulk_create(
+            session=turn.session, messages=[sessions.NewMessage(role="assistant", content=text, metadata=metadata)]
+        )
+
+
+def chat_turn(
+    *, owner, request: ChatRequest, target: ChatTarget | None = None, cancel: Cancellation | None = None
+) -> Iterator[Event]:
+    """Runs one turn, yielding its events. ``target`` is what ``chat_prepare`` resolved (resolved here
+    when not given). ``cancel`` (set by a transport) stops generation; the partial answer is recorded
+    as such."""
+    cancel = cancel or Cancellation()
+    started = time.perf_counter()
+    with database_turn():
+        target = target or chat_prepare(owner=owner, request=request)
+        session = target.session or _session_start(owner=owner, request=request)
+        sessions.message_bulk_create(
+            session=session, messages=[sessions.NewMessage(role="user", content=request.message)]
+        )
+        turn = _Turn(session=session, request=request)
+        try:
+            _retrieve(owner, turn, target.document)
+            _assemble(turn)
+            failure = None
+        except Exception as exc:  # the message is saved; the client must still learn its session
+            logger.exception("chat: preparing the turn failed")
+            failure = f"The turn could not be prepared ({type(exc).__name__}); your message was saved."
+    if failure:
+        yield Event(events.ERROR, {"error": failure, "session_id": str(session.id)})
+        return
+    turn.prompt.budget["outside_model_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    yield _context_event(turn)
+
+    engine = ai.text_engine()
+    streaming = engine.generates
+    produced: list[str] = []
+    status = "complete"
+    try:
+        if streaming:
+            stream = engine.stream(turn.prompt.messages, purpose="chat", owner_id=owner.id)
+        else:
+            stream = pieces(retrieved_answer(turn.query, turn.context, retrieval_error=turn.retrieval_error))
+        try:
+            # Cancelled before the first word: the model is never called (the stream is lazy).
+            status = cancel.reason if cancel.is_set() else status
+            for piece in () if cancel.is_set() else stream:
+                if cancel.is_set():
+                    status = cancel.reason
+                    break
+                produced.append(piece)
+                yield Event(events.TOKEN, {"token": piece, "session_id": str(session.id)})
+        finally:
+            stream.close()
+    except GeneratorExit:
+        # The transport went away (a closed socket or connection): keep what was said, marked partial.
+        _record_answer(turn, "".join(produced), generated=streaming, status="disconnected")
+        raise
+    except Exception as exc:  # the model failed: the user's turn is kept, the error is readable
+        logger.warning("chat: generation failed: %s", exc)
+        _record_answer(turn, "".join(produced), generated=streaming, status="failed", error=str(exc))
+        message = f"The model could not answer ({type(exc).__name__}); your message was saved. {exc}"
+        yield Event(events.ERROR, {"error": message[:600], "session_id": str(session.id)})
+        return
+    answer = "".join(produced)
+    _record_answer(turn, answer, generated=streaming, status=status)
+    done: dict[str, Any] = {"message": answer, "session_id": str(session.id)}
+    if status != "complete":
+        done["status"] = status
+    if turn.retrieval_error:
+        done["retrieval_error"] = turn.retrieval_error
+    done["prompt_tokens"] = turn.prompt.tokens
+    yield Event(events.DONE, done)
+
+
+def chat_reply(*, owner, request: ChatRequest, target: ChatTarget | None = None) -> dict[str, Any]:
+    """One whole turn as the JSON endpoint answers it: ``{message, context, session_id, ...}``."""
+    answer: dict[str, Any] = {}
+    for event in chat_turn(owner=owner, request=request, target=target):
+        if event.type in (events.CONTEXT, events.DONE):
+            answer.update(event.data)
+        elif event.type == events.ERROR:
+            answer.update(message="", error=event.data["error"])
+    return answer

@@ -1,0 +1,85 @@
+"""Streaming a chat turn to async transports (server-sent events, the websocket): the turn runs in a
+thread of its own, since the ORM and litellm are synchronous, and its events are relayed as they come."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+from django.conf import settings
+from django.db import connections
+
+from config.exceptions import DomainError
+from retrieval_app.chat import events
+from retrieval_app.chat.concurrency import Cancellation, turn_slots
+from retrieval_app.chat.events import Event
+from retrieval_app.chat.pipeline import ChatRequest, ChatTarget, chat_turn
+from retrieval_app.exceptions import ServerBusy
+
+logger = logging.getLogger(__name__)
+
+
+async def chat_events(*, owner, request: ChatRequest, target: ChatTarget, cancel: Cancellation) -> AsyncIterator[Event]:
+    """``chat_turn`` for async transports: the turn runs in a thread of its own (the ORM and litellm are
+    synchronous) and its events are relayed as they come. Leaving the loop early (a closed connection)
+    cancels the answer, which is then recorded as partial."""
+    slots = turn_slots()
+    if not slots.acquire(blocking=False):
+        raise ServerBusy(details={"max_turns": settings.CHAT_MAX_CONCURRENT_TURNS})
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+
+    def put(item: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is listening any more
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    def run() -> None:
+        try:
+            for event in chat_turn(owner=owner, request=request, target=target, cancel=cancel):
+                put(event)
+        except DomainError as exc:
+            put(exc)
+        except Exception as exc:  # a bug must still end the stream with a readable error
+            logger.exception("chat turn failed")
+            put(
+                Event(
+                    events.ERROR, {"error": f"The turn failed: {type(exc).__name__}.", "session_id": request.session_id}
+                )
+            )
+        finally:
+            connections.close_all()
+            slots.release()
+            put(None)
+
+    try:
+        threading.Thread(target=run, name="chat-turn", daemon=True).start()
+    except BaseException:
+        slots.release()
+        raise
+    try:
+        pending: Any = None
+        while True:
+            item = pending if pending is not None else await queue.get()
+            pending = None
+            if item is None:
+                return
+            if isinstance(item, DomainError):
+                raise item
+            if item.type == events.TOKEN:
+                # Tokens that arrived while the last frame was being sent go out as one: under load
+                # the client gets fewer, larger frames instead of a growing backlog.
+                text = [item.data["token"]]
+                while not queue.empty():
+                    pending = queue.get_nowait()
+                    if not (isinstance(pending, Event) and pending.type == events.TOKEN):
+                        break
+                    text.append(pending.data["token"])
+                    pending = None
+                item = Event(events.TOKEN, {**item.data, "token": "".join(text)})
+            yield item
+    finally:
+        cancel.cancel("disconnected")

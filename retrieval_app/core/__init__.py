@@ -1,0 +1,13 @@
+"""The foundation every app builds on; it imports no app above it.
+
+- ``ai``: the model layer (embeddings, text engines, token counting), with every call accounted for;
+- ``accounting``: the record of each model call (tokens, cost, latency, errors);
+- ``fields`` and ``vectors``: embedded rows and filtered nearest-neighbour search over them;
+- ``embedding``: the one writer of vectors, for every kind of row an app registers as embeddable;
+- ``tasks``: the workers' embedding jobs; ``queues``: which Celery queue each kind of work goes to;
+- ``uris``: the ``viking://`` scheme (each app builds and parses its own URIs on top of it);
+- ``text``: the full-text search configuration; ``db``: connection handling around long waits;
+- ``admin``: admin behaviour shared by every model that carries an embedding.
+
+Sessions and documents are built on it; retrieval and chat sit on top of them.
+"""

@@ -1,0 +1,14 @@
+"""Search: find() over documents, and search() inside a session, over documents, memories and
+earlier conversations.
+
+- ``service``: what a find or search runs, in order (the entry points);
+- ``retrievers``: dense and keyword candidates from PostgreSQL, fused, flat or by hierarchical descent;
+- ``rewriting``: the follow-up detector and resolvers;
+- ``hits`` and ``serializers``: the typed result and its wire format;
+- ``traces``: the stored record of every search.
+"""
+
+from retrieval_app.search.hits import Hit
+from retrieval_app.search.service import SearchOptions, SearchResult, retrieval_find, retrieval_search
+
+__all__ = ["Hit", "SearchOptions", "SearchResult", "retrieval_find", "retrieval_search"]

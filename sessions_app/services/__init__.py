@@ -1,0 +1,51 @@
+"""Writes of sessions and memory, one module per sub-domain; each function owns its transaction, and
+workers are queued only after the rows they need are committed.
+
+- ``sessions``: create, rename, delete, and the locks every session write relies on;
+- ``messages``: recording turns as given (no model is called);
+- ``commit``: live turns into an archive (L0/L1) and long-term memories;
+- ``memories``: extraction from what people said, merged by (category, key) with history;
+- ``history``: the rolling summary that keeps a model's view of a session bounded;
+- ``working_set``: what a session is currently about, shared by every process through Redis;
+- ``recall``: the reads that need a query embedded first (recall, context for search).
+"""
+
+from sessions_app.services.commit import CommitResult, session_commit
+from sessions_app.services.history import FOLD_BATCH, HistoryContext, session_history_context
+from sessions_app.services.memories import memory_delete, memory_extract_and_upsert, memory_upsert
+from sessions_app.services.messages import INJECTED_SOURCES, NewMessage, is_injected, message_bulk_create
+from sessions_app.services.recall import SearchContext, memory_recall, session_search_context
+from sessions_app.services.sessions import session_create, session_delete, session_update
+from sessions_app.services.working_set import (
+    MAX_SECTIONS,
+    WorkingSet,
+    working_set_clear,
+    working_set_get,
+    working_set_update,
+)
+
+__all__ = [
+    "FOLD_BATCH",
+    "INJECTED_SOURCES",
+    "MAX_SECTIONS",
+    "CommitResult",
+    "HistoryContext",
+    "NewMessage",
+    "SearchContext",
+    "WorkingSet",
+    "is_injected",
+    "memory_delete",
+    "memory_extract_and_upsert",
+    "memory_recall",
+    "memory_upsert",
+    "message_bulk_create",
+    "session_commit",
+    "session_create",
+    "session_delete",
+    "session_history_context",
+    "session_search_context",
+    "session_update",
+    "working_set_clear",
+    "working_set_get",
+    "working_set_update",
+]

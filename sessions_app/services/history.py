@@ -1,0 +1,110 @@
+"""The rolling summary: what a model is handed of a session stays bounded however long it grows."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.utils import timezone
+
+from retrieval_app.core import ai
+from sessions_app.models import ChatSession, Message
+from sessions_app.services.messages import is_injected
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class HistoryContext:
+    """What a model is handed of a session: a rolling summary of older turns, then recent turns verbatim."""
+
+    summary: str
+    turns: list[Message]
+    summary_through_seq: int
+    folded: int = 0
+    error: str = ""
+
+    @property
+    def token_estimate(self) -> int:
+        return ai.estimate_tokens(self.summary) + sum(ai.estimate_tokens(_clip(t.content)) for t in self.turns)
+
+
+def _clip(content: str) -> str:
+    """One turn never takes more than the whole verbatim budget."""
+    limit = settings.HISTORY_TOKEN_BUDGET * ai.tokens.CHARS_PER_TOKEN
+    return content if len(content) <= limit else content[: limit - 4].rstrip() + " ..."
+
+
+def _tokens(message: Message) -> int:
+    return ai.estimate_tokens(_clip(message.content))
+
+
+def _window(messages: Sequence[Message], *, max_turns: int, budget: int) -> list[Message]:
+    """The newest messages that fit in ``max_turns`` and ``budget`` tokens (always the newest one)."""
+    window: list[Message] = []
+    used = 0
+    for message in reversed(messages):
+        cost = _tokens(message)
+        if window and (len(window) >= max_turns or used + cost > budget):
+            break
+        window.append(message)
+        used += cost
+    return list(reversed(window))
+
+
+FOLD_BATCH = 200
+
+
+def session_history_context(*, session: ChatSession) -> HistoryContext:
+    """The session's history, bounded whatever its length (seed 001).
+
+    The last HISTORY_MAX_TURNS turns within HISTORY_TOKEN_BUDGET stay verbatim. Older turns are folded
+    into the rolling summary lazily: only when the verbatim turns overflow, and then down to half the
+    window, so the summariser runs once every few turns rather than on each. The summary and its
+    watermark are stored before any turn leaves the verbatim window; if summarising fails, the window
+    stays as it was.
+    """
+    max_turns, budget = settings.HISTORY_MAX_TURNS, settings.HISTORY_TOKEN_BUDGET
+    if not settings.ENABLE_HISTORY_SUMMARIZATION:
+        recent = list(reversed(Message.objects.filter(session=session).order_by("-seq")[:max_turns]))
+        return HistoryContext(
+            summary="", turns=_window(recent, max_turns=max_turns, budget=budget), summary_through_seq=0
+        )
+
+    for _attempt in range(2):
+        watermark, summary = session.summary_through_seq, session.rolling_summary
+        unsummarized = list(Message.objects.filter(session=session, seq__gt=watermark).order_by("seq"))
+        fits = len(unsummarized) <= max_turns and sum(_tokens(m) for m in unsummarized) <= budget
+        if fits:
+            return HistoryContext(summary=summary, turns=unsummarized, summary_through_seq=watermark)
+        keep = _window(unsummarized, max_turns=max(1, max_turns // 2), budget=budget // 2)
+        to_fold = unsummarized[: len(unsummarized) - len(keep)]
+        try:
+            engine = ai.text_engine()
+            for start in range(0, len(to_fold), FOLD_BATCH):
+                batch = [m for m in to_fold[start : start + FOLD_BATCH] if not is_injected(m)]
+                summary = engine.summarize(
+                    [ai.Turn(role=m.role, content=m.content) for m in batch],
+                    previous=summary,
+                    max_words=settings.ROLLING_SUMMARY_MAX_WORDS,
+                    owner_id=session.owner_id,
+                )
+        except Exception as exc:  # nothing is dropped: the caller gets every unsummarized turn
+            logger.exception("rolling summary of session %s failed", session.id)
+            return HistoryContext(
+                summary=session.rolling_summary, turns=unsummarized, summary_through_seq=watermark, error=str(exc)
+            )
+        new_watermark = to_fold[-1].seq
+        # Stored only if no other process folded meanwhile; otherwise start again from its summary.
+        stored = ChatSession.objects.filter(pk=session.pk, summary_through_seq=watermark).update(
+            rolling_summary=summary, summary_through_seq=new_watermark, summary_updated_at=timezone.now()
+        )
+        if stored:
+            session.rolling_summary, session.summary_through_seq = summary, new_watermark
+            return HistoryContext(summary=summary, turns=keep, summary_through_seq=new_watermark, folded=len(to_fold))
+        session.refresh_from_db(fields=["rolling_summary", "summary_through_seq", "summary_updated_at"])
+    return HistoryContext(
+        summary=session.rolling_summary, turns=unsummarized, summary_through_seq=session.summary_through_seq
+    )

@@ -1,0 +1,92 @@
+"""Reads that need the query embedded first. Embedding is a model call, and every model call is
+recorded, so these live with the writes; the selectors they call only read."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrieval_app.core import ai
+from sessions_app import selectors
+from sessions_app.models import ChatSession
+from sessions_app.services.working_set import WorkingSet, working_set_get
+
+logger = logging.getLogger(__name__)
+
+
+def _embedded(query: str, *, purpose: str, owner_id: int) -> tuple[list[float] | None, str]:
+    """The query's vector, or None when the embedding model fails (the keyword side still answers)."""
+    if not query.strip():
+        return None, ai.active_embedding_model()
+    try:
+        return ai.embed_query(query, purpose=purpose, owner_id=owner_id)
+    except ai.EmbeddingError:
+        logger.warning("%s: embedding the query failed; ranking by keywords", purpose)
+        return None, ai.active_embedding_model()
+
+
+def memory_recall(
+    *,
+    owner,
+    query: str,
+    agent_id: str | None = None,
+    exclude_session_id: str | None = None,
+    max_results: int = 10,
+    max_tokens: int = 2000,
+    threshold: float | None = None,
+) -> dict[str, Any]:
+    """The owner's earlier messages relevant to ``query``: by meaning, else by words (see
+    ``selectors.recall_messages``)."""
+    vector, model = _embedded(query, purpose="recall", owner_id=owner.id)
+    return selectors.recall_messages(
+        owner=owner,
+        query=query,
+        agent_id=agent_id,
+        exclude_session_id=exclude_session_id,
+        max_results=max_results,
+        max_tokens=max_tokens,
+        threshold=threshold,
+        query_vector=vector,
+        query_model=model,
+    )
+
+
+@dataclass
+class SearchContext:
+    """Everything a search needs to know of the session it runs in, asked for once."""
+
+    summary: str
+    summaries: list[str]
+    recent_messages: list[dict[str, Any]]
+    working_set: WorkingSet = field(default_factory=WorkingSet)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The session context as the API gives it: ``{summary, summaries, recent_messages}``."""
+        return {"summary": self.summary, "summaries": self.summaries, "recent_messages": self.recent_messages}
+
+
+def session_search_context(
+    *,
+    session: ChatSession,
+    query: str = "",
+    max_archives: int = 3,
+    max_messages: int = 20,
+    query_vector: Sequence[float] | None = None,
+    query_model: str = "",
+) -> SearchContext:
+    """The session's archive overviews most relevant to ``query`` (best first, joined into ``summary``),
+    its latest live turns, and its working set. A caller that has embedded ``query`` already passes
+    the vector; otherwise it is embedded here."""
+    if query_vector is None:
+        query_vector, query_model = _embedded(query, purpose="session_context", owner_id=session.owner_id)
+    context = selectors.session_context_for_search(
+        session=session,
+        query=query,
+        max_archives=max_archives,
+        max_messages=max_messages,
+        query_vector=query_vector,
+        query_model=query_model,
+    )
+    return SearchContext(**context, working_set=working_set_get(session_id=str(session.id)))

@@ -1,0 +1,63 @@
+"""Sessions: create, rename, delete; and the two locks every write of a session relies on."""
+
+from __future__ import annotations
+
+from django.db import connection, transaction
+from django.db.models import Q
+
+from sessions_app.exceptions import SessionNotFound
+from sessions_app.models import Archive, ChatSession, Memory, Message
+from sessions_app.services.working_set import working_set_clear
+
+
+def lock_commits(session_id) -> None:
+    """Serialises commits (and deletes) of one session for the rest of the transaction.
+
+    An advisory lock rather than the session row: appends lock the row only for an instant, and must
+    not wait behind a commit's model calls.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"commit:{session_id}"])
+
+
+def fresh(session: ChatSession, *, lock_row: bool = False) -> ChatSession:
+    """The session as stored now (optionally locked); SessionNotFound if it was deleted meanwhile."""
+    rows = ChatSession.objects.select_for_update() if lock_row else ChatSession.objects
+    try:
+        return rows.get(pk=session.pk)
+    except ChatSession.DoesNotExist as exc:
+        raise SessionNotFound() from exc
+
+
+def session_create(*, owner, title: str = "", agent_id: str = "", metadata: dict | None = None) -> ChatSession:
+    return ChatSession.objects.create(owner=owner, title=title, agent_id=agent_id, metadata=metadata or {})
+
+
+def session_update(*, session: ChatSession, title: str | None = None, metadata: dict | None = None) -> ChatSession:
+    fields = ["updated_at"]
+    if title is not None:
+        session.title = title
+        fields.append("title")
+    if metadata is not None:
+        session.metadata = metadata
+        fields.append("metadata")
+    session.save(update_fields=fields)
+    return session
+
+
+@transaction.atomic
+def session_delete(*, session: ChatSession) -> None:
+    """Deletes the session with its messages, archives and traces, and the memories that came from it
+    alone. A memory also drawn from another session stays, without this session's sources."""
+    lock_commits(session.pk)  # a commit in flight finishes first, so its memories are seen here
+    owner_id = session.owner_id
+    from_here = Memory.objects.filter(owner_id=owner_id).filter(
+        Q(source_archive__session=session) | Q(source_messages__session=session)
+    )
+    elsewhere = Memory.objects.filter(owner_id=owner_id).filter(
+        Q(source_messages__in=Message.objects.filter(owner_id=owner_id).exclude(session=session))
+        | Q(source_archive__in=Archive.objects.filter(owner_id=owner_id).exclude(session=session))
+    )
+    Memory.objects.filter(id__in=from_here.values("id")).exclude(id__in=elsewhere.values("id")).delete()
+    session.delete()
+    working_set_clear(session_id=str(session.id))

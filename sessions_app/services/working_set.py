@@ -1,0 +1,93 @@
+"""The session working set: what a session is currently about, kept in Redis so every process sees it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class WorkingSet:
+    """What a session is currently about: terms resolved so far, and the documents and sections in play."""
+
+    resolved_terms: dict[str, str] = field(default_factory=dict)
+    active_documents: list[str] = field(default_factory=list)
+    active_sections: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "resolved_terms": dict(self.resolved_terms),
+            "active_documents": list(self.active_documents),
+            "active_sections": list(self.active_sections),
+        }
+
+
+MAX_TERMS, MAX_DOCUMENTS, MAX_SECTIONS = 50, 10, 20
+
+
+def _working_set_key(session_id: str) -> str:
+    return f"working-set:{session_id}"
+
+
+def _working_set_ttl() -> int:
+    return max(1, int(settings.SESSION_MEMORY_TTL_HOURS * 3600))
+
+
+def working_set_get(*, session_id: str) -> WorkingSet:
+    """The session's working set, kept alive for SESSION_MEMORY_TTL_HOURS after each access. An expired
+    or missing one is simply empty: the session starts fresh."""
+    if not settings.ENABLE_SESSION_MEMORY:
+        return WorkingSet()
+    key = _working_set_key(session_id)
+    try:
+        data = cache.get(key)
+        if data is None:
+            return WorkingSet()
+        cache.touch(key, _working_set_ttl())
+    except Exception:  # Redis down: the session works on without its working set, as after expiry
+        logger.warning("working set of session %s unavailable", session_id, exc_info=True)
+        return WorkingSet()
+    return WorkingSet(**data)
+
+
+def working_set_update(
+    *,
+    session_id: str,
+    resolved_terms: dict[str, str] | None = None,
+    documents: Sequence[str] = (),
+    sections: Sequence[str] = (),
+) -> WorkingSet:
+    """Merges what a turn returned into the working set; the most recent documents and sections first."""
+    if not settings.ENABLE_SESSION_MEMORY:
+        return WorkingSet()
+    current = working_set_get(session_id=session_id)
+    terms = {**current.resolved_terms, **(resolved_terms or {})}
+    updated = WorkingSet(
+        resolved_terms=dict(list(terms.items())[-MAX_TERMS:]),
+        active_documents=_most_recent_first(documents, current.active_documents, MAX_DOCUMENTS),
+        active_sections=_most_recent_first(sections, current.active_sections, MAX_SECTIONS),
+    )
+    try:
+        cache.set(_working_set_key(session_id), updated.as_dict(), _working_set_ttl())
+    except Exception:  # Redis down: this turn's update is lost, nothing else
+        logger.warning("could not store the working set of session %s", session_id, exc_info=True)
+    return updated
+
+
+def _most_recent_first(new: Sequence[str], old: Sequence[str], limit: int) -> list[str]:
+    merged = list(dict.fromkeys([*new, *old]))
+    return merged[:limit]
+
+
+def working_set_clear(*, session_id: str) -> None:
+    try:
+        cache.delete(_working_set_key(session_id))
+    except Exception:  # it expires by itself
+        logger.warning("could not clear the working set of session %s", session_id, exc_info=True)

@@ -1,0 +1,28 @@
+"""The ``viking://`` URIs of what this app owns: sessions, their archives and messages, and memories.
+Every one is built here, and nowhere else."""
+
+from __future__ import annotations
+
+from retrieval_app.core.uris import uri_parts, viking_uri
+
+
+def session_uri(session_id: object) -> str:
+    return viking_uri("session", session_id)
+
+
+def archive_uri(session_id: object, index: int) -> str:
+    return viking_uri("session", session_id, "history", f"archive_{index:03d}")
+
+
+def message_uri(session_id: object, message_id: object) -> str:
+    return viking_uri("session", session_id, "messages", message_id)
+
+
+def memory_uri(owner_id: object, category: str, memory_id: object) -> str:
+    return viking_uri("user", owner_id, "memories", category, memory_id)
+
+
+def session_id_of(uri: str) -> str | None:
+    """The session a ``viking://session/...`` URI points into, if it is one."""
+    parts = uri_parts(uri)
+    return parts[1] if len(parts) >= 2 and parts[0] == "session" else None
