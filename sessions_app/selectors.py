@@ -10,7 +10,19 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    When,
+)
 from django.db.models.functions import Coalesce
 from pgvector.django import CosineDistance
 
@@ -24,7 +36,7 @@ from sessions_app.models import Archive, ChatSession, Memory, Message
 
 logger = logging.getLogger(__name__)
 
-# Seed 000: archive summaries joined with a rule between them, keeping their boundaries visible.
+# Archive summaries are joined with a rule between them, keeping their boundaries visible.
 SUMMARY_SEPARATOR = "\n\n---\n\n"
 
 
@@ -62,33 +74,38 @@ def session_archives(*, session: ChatSession) -> QuerySet[Archive]:
     return Archive.objects.filter(session=session).defer("embedding").order_by("index")
 
 
-# --- Session context for search (seed 000) -------------------------------------------------------------
+# --- Session context for search -------------------------------------------------------------------------
 
 
 def _ranked_overviews(
     *, session: ChatSession, query: str, limit: int, query_vector: Sequence[float] | None, query_model: str
 ) -> list[str]:
-    """Archive overviews most relevant to ``query``: by vector similarity when the archives are embedded
-    by the model that embedded the query, else by full-text rank, else newest first."""
-    archives = Archive.objects.filter(session=session).exclude(overview="").defer("embedding")
+    """Archive overviews most relevant to ``query``, in one query: by vector similarity for archives
+    embedded by the model that embedded the query, then by full-text rank, then newest first."""
     if limit <= 0:
         return []
+    archives = Archive.objects.filter(session=session).exclude(overview="")
+    order = []
     if query.strip():
-        embedded = archives.filter(embedding_model=query_model, embedding__isnull=False)
-        if query_vector is not None and embedded.exists():
-            ranked = embedded.order_by(CosineDistance("embedding", list(query_vector)), "-index")
-            overviews = list(ranked.values_list("overview", flat=True)[:limit])
-            if len(overviews) < limit:  # archives not embedded yet still count, newest first
-                overviews += list(
-                    archives.exclude(overview__in=overviews).order_by("-index").values_list("overview", flat=True)
-                )[: limit - len(overviews)]
-            return overviews
+        if query_vector is not None:
+            archives = archives.annotate(
+                distance=Case(
+                    When(
+                        embedding_model=query_model,
+                        embedding__isnull=False,
+                        then=CosineDistance("embedding", list(query_vector)),
+                    ),
+                    default=None,
+                    output_field=FloatField(),
+                )
+            )
+            order.append(F("distance").asc(nulls_last=True))
         tsquery = SearchQuery(_or_query(query), search_type="websearch", config=TEXT_SEARCH_CONFIG)
-        ranked = archives.annotate(
+        archives = archives.annotate(
             rank=SearchRank(SearchVector("overview", "abstract", config=TEXT_SEARCH_CONFIG), tsquery)
-        ).order_by("-rank", "-index")
-        return list(ranked.values_list("overview", flat=True)[:limit])
-    return list(archives.order_by("-index").values_list("overview", flat=True)[:limit])
+        )
+        order.append(F("rank").desc())
+    return list(archives.order_by(*order, "-index").values_list("overview", flat=True)[:limit])
 
 
 def session_context_for_search(
@@ -100,7 +117,7 @@ def session_context_for_search(
     query_vector: Sequence[float] | None = None,
     query_model: str = "",
 ) -> dict[str, Any]:
-    """Seed 000's contract: ``{summary, summaries, recent_messages}``.
+    """The session context a search is handed: ``{summary, summaries, recent_messages}``.
 
     ``summaries`` are the archive overviews most relevant to the query, best first; ``summary`` is
     them joined in that order; ``recent_messages`` are the latest live (uncommitted) turns, oldest first.
@@ -134,7 +151,7 @@ def session_summary_text(context: dict[str, Any] | None) -> str:
 
 # --- Cross-session recall --------------------------------------------------------------------
 
-# Cosine similarity floors by embedding model. Seed 002's 0.65 is for text-embedding-3-small. The local
+# Cosine similarity floors by embedding model. 0.65 suits text-embedding-3-small. The local
 # MiniLM spreads related texts lower: on bench/recall_threshold.py's labelled set, 0.35 has the best F1
 # and is the lowest floor with precision >= 0.9 (0.65 there would answer 16% of questions).
 THRESHOLDS = {
@@ -160,7 +177,7 @@ def _or_query(text: str) -> str:
 
 
 def trim_to_token_budget(messages: list[dict[str, Any]], max_tokens: int) -> list[dict[str, Any]]:
-    """Seed 002's rule: whole messages while they fit; the next one cut with an ellipsis if more than
+    """Whole messages while they fit; the next one cut with an ellipsis if more than
     100 characters of budget remain, else dropped."""
     result: list[dict[str, Any]] = []
     used = 0

@@ -6,6 +6,7 @@ import uuid
 import factory
 from django.contrib.auth import get_user_model
 
+from documents_app import services as documents
 from documents_app.models import Document, DocumentNode
 from documents_app.uris import document_uri
 from retrieval_app.models import SearchTrace
@@ -104,3 +105,9 @@ class SearchTraceFactory(factory.django.DjangoModelFactory):
 
     owner = factory.SubFactory(UserFactory)
     query = "what does the warranty cover"
+
+
+def index_document(owner, name: str, data: bytes):
+    """Uploads and indexes a document in this process, as the worker would."""
+    document, _ = documents.document_upload(owner=owner, filename=name, data=data, enqueue=False)
+    return documents.document_index(document_id=document.id)

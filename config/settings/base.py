@@ -182,6 +182,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two answers have a "source" with different choices: name each set after what it describes.
+    "ENUM_NAME_OVERRIDES": {
+        "HitSourceEnum": ["semantic", "keyword", "hybrid", "memory"],
+        "RecallSourceEnum": ["vector", "keyword"],
+    },
 }
 
 # --- Models ---------------------------------------------------------------------------------------
@@ -229,7 +234,7 @@ CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 40, minimum=0)
 MIN_SECTION_TOKENS = env_int("MIN_SECTION_TOKENS", 40, minimum=0)
 
 # --- Retrieval ---------------------------------------------------------------------------------------
-# "hierarchical" descends from the best directories (seed 003); "flat" ranks chunks directly.
+# "hierarchical" descends from the best directories; "flat" ranks chunks directly.
 RETRIEVAL_MODE = env_str("RETRIEVAL_MODE", "hierarchical")
 # A child's score is SCORE_PROPAGATION_ALPHA * its own + (1 - alpha) * its parent's.
 SCORE_PROPAGATION_ALPHA = env_float("SCORE_PROPAGATION_ALPHA", 0.3)
@@ -258,7 +263,7 @@ CHAT_CONTEXT_TOKENS = env_int("CHAT_CONTEXT_TOKENS", 1500, minimum=50)
 CHAT_MAX_CONCURRENT_TURNS = env_int("CHAT_MAX_CONCURRENT_TURNS", 200, minimum=1)
 SEARCH_MAX_TOKENS = env_int("SEARCH_MAX_TOKENS", 2000, minimum=50)
 
-# --- Feature flags (seed 001), with the seed's defaults --------------------------------------------
+# --- Feature flags and their defaults ------------------------------------------------------------
 ENABLE_QUERY_REWRITING = env_bool("ENABLE_QUERY_REWRITING", True)
 ENABLE_SESSION_MEMORY = env_bool("ENABLE_SESSION_MEMORY", True)
 ENABLE_HISTORY_SUMMARIZATION = env_bool("ENABLE_HISTORY_SUMMARIZATION", True)

@@ -1,4 +1,4 @@
-"""Request validation and response shapes of the Documents API (see the contract)."""
+"""Request validation and response shapes of the Documents API."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""This app's API routes, mounted under /api/ by config.urls (paths as in the contract)."""
+"""This app's API routes, mounted under /api/ by config.urls."""
 
 from django.urls import path
 

@@ -120,6 +120,7 @@ def _retrieve(owner, turn: _Turn, document: Document | None) -> None:
             target_uri=document.uri if document else None,
             limit=settings.CHAT_CONTEXT_HITS,
             kind=SearchTrace.Kind.CHAT,
+            save_trace=False,  # stored once the prompt's budget is added to it
         )
     except Exception as exc:  # whatever broke, the user still gets an answer, without context
         logger.exception("chat: retrieval failed")
@@ -189,6 +190,8 @@ def chat_turn(
         except Exception as exc:  # the message is saved; the client must still learn its session
             logger.exception("chat: preparing the turn failed")
             failure = f"The turn could not be prepared ({type(exc).__name__}); your message was saved."
+            if turn.found is not None and turn.found.trace._state.adding:
+                turn.found.trace.save(force_insert=True)  # what the search did is still worth keeping
     if failure:
         yield Event(events.ERROR, {"error": failure, "session_id": str(session.id)})
         return

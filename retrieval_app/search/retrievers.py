@@ -2,7 +2,7 @@
 
 Dense candidates come from pgvector (HNSW with iterative scan, or an exact scan for small scopes),
 keyword candidates from the generated full-text columns. Flat retrieval fuses the two over chunks;
-hierarchical retrieval (seed 003's directory recursive retrieval) starts from the best directories
+hierarchical retrieval (directory recursive retrieval) starts from the best directories
 and descends, blending each child's score with its parent's until the top-k stops changing.
 
 Every function here reads; the search service records what they did in a ``SearchTrace``.
@@ -298,7 +298,7 @@ def chunk_candidates(
 
 
 def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Retrieval:
-    """Seed 003's directory recursive retrieval.
+    """Directory recursive retrieval.
 
     Seeds are the best directories by either retriever, plus the sections holding the best chunks of a
     flat search. Their scores propagate down from the document: a node's score is

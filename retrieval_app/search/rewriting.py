@@ -1,4 +1,4 @@
-"""Signal-gated query rewriting (seed 001).
+"""Signal-gated query rewriting.
 
 A follow-up like "what was its deadline?" retrieves nothing useful alone. A cheap detector looks for
 the signals of such a question: pronouns and demonstratives with no antecedent in the query, elliptic

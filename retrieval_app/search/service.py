@@ -74,7 +74,7 @@ def _validated_query(query: str) -> str:
     return query.strip()
 
 
-def _embedded_query(run: Run, text: str) -> retrievers.Query:
+def _embedded_query(run: Run, text: str, *, with_terms: bool = True) -> retrievers.Query:
     started = time.perf_counter()
     model = ai.active_embedding_model()
     vector = None
@@ -83,7 +83,7 @@ def _embedded_query(run: Run, text: str) -> retrievers.Query:
     except ai.EmbeddingError as exc:
         # Keyword search still answers; the trace says why the dense side is missing.
         run.plan["dense_unavailable"] = str(exc)[:300]
-    lexemes = retrievers.query_lexemes(text)
+    lexemes = retrievers.query_lexemes(text) if with_terms else ()
     run.stage("query", started, embedded=vector is not None, model=model, terms=list(lexemes))
     return retrievers.Query(text=text, vector=vector, model=model, lexemes=lexemes)
 
@@ -274,17 +274,19 @@ def retrieval_search(
     score_threshold: float | None = None,
     options: SearchOptions | None = None,
     kind: str = SearchTrace.Kind.SEARCH,
+    save_trace: bool = True,
 ) -> SearchResult:
     """Session-aware search: the follow-up resolved from the session (signal-gated), documents ranked
     with a bias to those the session is using, plus long-term memories and earlier conversations.
-    Updates the session's working set with what it returns."""
+    Updates the session's working set with what it returns. With ``save_trace=False`` the trace is
+    returned unsaved, for a caller that adds its own stages before saving it (the chat)."""
     options = options or SearchOptions()
     run = Run(owner=owner, kind=kind, query=_validated_query(query))
     nodes = _scope(run, target_uri)
 
     # The question as asked ranks the session's archives; a standalone question is searched as is,
-    # so its one embedding serves both.
-    asked = _embedded_query(run, run.query)
+    # so its one embedding serves both (its terms are looked up once it is known to be searched).
+    asked = _embedded_query(run, run.query, with_terms=False)
     started = time.perf_counter()
     session_context = session_search_context(
         session=session,
@@ -297,7 +299,12 @@ def retrieval_search(
     context, context_plan = _rewrite_context(owner=owner, context=session_context, query=run.query)
     run.stage("session_context", started, **context_plan)
     decision = _rewrite(run, run.query, context, options)
-    embedded = asked if decision.query == run.query else _embedded_query(run, decision.query)
+    if decision.query == run.query:
+        embedded = retrievers.Query(
+            text=asked.text, vector=asked.vector, model=asked.model, lexemes=retrievers.query_lexemes(asked.text)
+        )
+    else:
+        embedded = _embedded_query(run, decision.query)
 
     candidates = _retrieve_documents(run, embedded, nodes, limit=limit, options=options)
     active = {doc_id for doc_id, _ in context.active_documents}
@@ -334,7 +341,7 @@ def retrieval_search(
         documents=list(dict.fromkeys(h.doc_id for h in hits if h.doc_id)),
         sections=list(dict.fromkeys(h.uri.rsplit("/", 1)[0] for h in hits if h.kind == "chunk")),
     )
-    trace = search_trace_record(run=run, hits=hits, session=session, rewrite=decision)
+    trace = search_trace_record(run=run, hits=hits, session=session, rewrite=decision, save=save_trace)
     query_plan = {key: value for key, value in run.plan.items() if key != "session_context"}
     return SearchResult(hits=hits, trace=trace, query=decision.query, query_plan=query_plan)
 

@@ -29,8 +29,8 @@ class Run:
         self.stages.append({"stage": name, "ms": round((time.perf_counter() - started) * 1000, 2), **details})
 
 
-def search_trace_record(*, run: Run, hits: Sequence[Hit], session=None, rewrite=None) -> SearchTrace:
-    return SearchTrace.objects.create(
+def search_trace_record(*, run: Run, hits: Sequence[Hit], session=None, rewrite=None, save: bool = True) -> SearchTrace:
+    trace = SearchTrace(
         owner=run.owner,
         session=session,
         kind=run.kind,
@@ -44,12 +44,19 @@ def search_trace_record(*, run: Run, hits: Sequence[Hit], session=None, rewrite=
         result_count=len(hits),
         total_ms=round((time.perf_counter() - run.started) * 1000, 2),
     )
+    if save:
+        trace.save(force_insert=True)
+    return trace
 
 
 def search_trace_add_stage(*, trace: SearchTrace, stage: dict[str, Any]) -> None:
-    """Appends a stage that happened after the search (the chat's prompt budget)."""
+    """Appends a stage that happened after the search (the chat's prompt budget), and stores the
+    trace (for the first time, when the search left it unsaved)."""
     trace.stages = [*trace.stages, stage]
-    trace.save(update_fields=["stages"])
+    if trace._state.adding:
+        trace.save(force_insert=True)
+    else:
+        trace.save(update_fields=["stages"])
 
 
 def search_trace_dict(trace: SearchTrace) -> dict[str, Any]:

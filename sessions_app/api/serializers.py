@@ -1,4 +1,4 @@
-"""Request validation and response shapes of the Sessions and Memory API (see the contract)."""
+"""Request validation and response shapes of the Sessions and Memory API."""
 
 from __future__ import annotations
 

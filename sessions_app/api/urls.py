@@ -1,4 +1,4 @@
-"""This app's API routes, mounted under /api/ by config.urls (paths as in the contract, no trailing slash)."""
+"""This app's API routes, mounted under /api/ by config.urls (paths have no trailing slash)."""
 
 from django.urls import path
 

@@ -158,7 +158,7 @@ class SessionWorkingSetView(APIView):
                 "active_sections": serializers.ListField(child=serializers.CharField()),
             },
         ),
-        summary="The session's working set (seed 001): resolved terms, active documents and sections",
+        summary="The session's working set: resolved terms, active documents and sections",
     )
     def get(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(owner=request.user, session_id=session_id)

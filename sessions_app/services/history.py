@@ -58,7 +58,7 @@ FOLD_BATCH = 200
 
 
 def session_history_context(*, session: ChatSession) -> HistoryContext:
-    """The session's history, bounded whatever its length (seed 001).
+    """The session's history, bounded whatever its length.
 
     The last HISTORY_MAX_TURNS turns within HISTORY_TOKEN_BUDGET stay verbatim. Older turns are folded
     into the rolling summary lazily: only when the verbatim turns overflow, and then down to half the
@@ -68,14 +68,16 @@ def session_history_context(*, session: ChatSession) -> HistoryContext:
     """
     max_turns, budget = settings.HISTORY_MAX_TURNS, settings.HISTORY_TOKEN_BUDGET
     if not settings.ENABLE_HISTORY_SUMMARIZATION:
-        recent = list(reversed(Message.objects.filter(session=session).order_by("-seq")[:max_turns]))
+        recent = list(reversed(Message.objects.filter(session=session).defer("embedding").order_by("-seq")[:max_turns]))
         return HistoryContext(
             summary="", turns=_window(recent, max_turns=max_turns, budget=budget), summary_through_seq=0
         )
 
     for _attempt in range(2):
         watermark, summary = session.summary_through_seq, session.rolling_summary
-        unsummarized = list(Message.objects.filter(session=session, seq__gt=watermark).order_by("seq"))
+        unsummarized = list(
+            Message.objects.filter(session=session, seq__gt=watermark).defer("embedding").order_by("seq")
+        )
         fits = len(unsummarized) <= max_turns and sum(_tokens(m) for m in unsummarized) <= budget
         if fits:
             return HistoryContext(summary=summary, turns=unsummarized, summary_through_seq=watermark)

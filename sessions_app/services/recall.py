@@ -27,30 +27,11 @@ def _embedded(query: str, *, purpose: str, owner_id: int) -> tuple[list[float] |
         return None, ai.active_embedding_model()
 
 
-def memory_recall(
-    *,
-    owner,
-    query: str,
-    agent_id: str | None = None,
-    exclude_session_id: str | None = None,
-    max_results: int = 10,
-    max_tokens: int = 2000,
-    threshold: float | None = None,
-) -> dict[str, Any]:
-    """The owner's earlier messages relevant to ``query``: by meaning, else by words (see
-    ``selectors.recall_messages``)."""
+def memory_recall(*, owner, query: str, **filters: Any) -> dict[str, Any]:
+    """The owner's earlier messages relevant to ``query``: by meaning, else by words. ``filters`` are
+    those of ``selectors.recall_messages`` (agent, excluded session, result and token limits, threshold)."""
     vector, model = _embedded(query, purpose="recall", owner_id=owner.id)
-    return selectors.recall_messages(
-        owner=owner,
-        query=query,
-        agent_id=agent_id,
-        exclude_session_id=exclude_session_id,
-        max_results=max_results,
-        max_tokens=max_tokens,
-        threshold=threshold,
-        query_vector=vector,
-        query_model=model,
-    )
+    return selectors.recall_messages(owner=owner, query=query, query_vector=vector, query_model=model, **filters)
 
 
 @dataclass
@@ -71,22 +52,16 @@ def session_search_context(
     *,
     session: ChatSession,
     query: str = "",
-    max_archives: int = 3,
-    max_messages: int = 20,
     query_vector: Sequence[float] | None = None,
     query_model: str = "",
+    **limits: int,
 ) -> SearchContext:
     """The session's archive overviews most relevant to ``query`` (best first, joined into ``summary``),
-    its latest live turns, and its working set. A caller that has embedded ``query`` already passes
-    the vector; otherwise it is embedded here."""
+    its latest live turns, and its working set; ``limits`` are ``max_archives`` and ``max_messages``.
+    A caller that has embedded ``query`` already passes the vector; otherwise it is embedded here."""
     if query_vector is None:
         query_vector, query_model = _embedded(query, purpose="session_context", owner_id=session.owner_id)
     context = selectors.session_context_for_search(
-        session=session,
-        query=query,
-        max_archives=max_archives,
-        max_messages=max_messages,
-        query_vector=query_vector,
-        query_model=query_model,
+        session=session, query=query, query_vector=query_vector, query_model=query_model, **limits
     )
     return SearchContext(**context, working_set=working_set_get(session_id=str(session.id)))

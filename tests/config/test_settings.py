@@ -1,4 +1,4 @@
-"""Configuration: production refuses to run without its secrets, the deploy check is clean, flags follow seed 001."""
+"""Configuration: production refuses to run without its secrets, the deploy check is clean, flags keep defaults."""
 
 import pytest
 from django.conf import settings

@@ -11,8 +11,8 @@ from documents_app import services
 from documents_app.models import Document, DocumentNode
 from retrieval_app.models import ModelCall, SearchTrace
 from tests.documents_app import files
-from tests.documents_app.test_parsing import MARKDOWN
 from tests.factories import UserFactory
+from tests.samples import MARKDOWN
 
 pytestmark = pytest.mark.django_db
 

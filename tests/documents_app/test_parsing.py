@@ -4,25 +4,7 @@ import pytest
 
 from documents_app.parsing import ParseError, parse
 from tests.documents_app import files
-
-MARKDOWN = b"""Intro line before any heading.
-
-# Warranty guide
-
-Everything about the warranty.
-
-## Coverage
-
-Parts and labour are covered for two years.
-
-```
-code block with # not a heading
-```
-
-## Claims
-
-Send the receipt to claims@example.com.
-"""
+from tests.samples import MARKDOWN
 
 
 def test_markdown_sections_follow_its_headings():

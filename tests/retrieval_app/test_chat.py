@@ -14,15 +14,10 @@ from rest_framework.authtoken.models import Token
 from retrieval_app.chat import pipeline as retrieval
 from retrieval_app.models import ModelCall, SearchTrace
 from sessions_app.models import ChatSession, Message
-from tests.factories import UserFactory
-from tests.retrieval_app.test_find_search import KETTLE, ROUTER, _index
+from tests.factories import UserFactory, index_document
+from tests.samples import KETTLE
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def library(user):
-    return {"router": _index(user, "router.md", ROUTER), "kettle": _index(user, "kettle.md", KETTLE)}
 
 
 def _chat(client, **body):
@@ -159,7 +154,7 @@ def _sse(user, body: dict) -> tuple[int, list[tuple[str, dict]]]:
 
 @pytest.mark.django_db(transaction=True)
 def test_server_sent_events_arrive_in_the_contracts_order(user):
-    _index(user, "kettle.md", KETTLE)
+    index_document(user, "kettle.md", KETTLE)
     status, events = _sse(user, {"message": "How often do I descale the Aurora kettle?"})
     assert status == 200
     kinds = [kind for kind, _ in events]

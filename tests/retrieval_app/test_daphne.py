@@ -19,9 +19,9 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from sessions_app.models import Message
-from tests.factories import UserFactory
+from tests.factories import UserFactory, index_document
 from tests.helpers import ROOT, clean_env, free_port
-from tests.retrieval_app.test_find_search import KETTLE, _index
+from tests.samples import KETTLE
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -91,7 +91,7 @@ async def _turn(socket, **body) -> list[dict]:
 
 
 def test_a_conversation_moves_between_daphne_processes(user, daphnes):
-    _index(user, "kettle.md", KETTLE)
+    index_document(user, "kettle.md", KETTLE)
     token = Token.objects.create(user=user).key
     stranger = Token.objects.create(user=UserFactory()).key
     first_port, second_port = daphnes

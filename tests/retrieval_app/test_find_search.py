@@ -6,55 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from documents_app import services as documents
 from retrieval_app.models import SearchTrace
 from sessions_app import services as sessions
 from sessions_app.models import Memory
-from tests.factories import UserFactory
+from tests.factories import UserFactory, index_document
 
 pytestmark = pytest.mark.django_db
-
-ROUTER = b"""# Nimbus Router Manual
-
-## Installation
-
-Place the Nimbus router near the centre of your home. Connect the grey WAN port to your fibre modem with the
-supplied cable, then plug in the power adapter. The status light turns solid blue within two minutes.
-
-## Resetting the password
-
-To reset the admin password, hold the recessed reset button on the back for fifteen seconds with a paperclip.
-The router restarts with the default password printed on the label underneath. Log in at 192.168.8.1 and
-choose a new password of at least twelve characters.
-
-## Warranty
-
-The Nimbus router carries a warranty of three years from the date of purchase. Claims need the serial number
-and the receipt. Damage from lightning strikes or water is not covered.
-"""
-
-KETTLE = b"""# Aurora Kettle Guide
-
-## Descaling
-
-Descale the Aurora kettle every four weeks in hard-water areas. Fill it with equal parts white vinegar and water,
-boil once, leave it for an hour, then rinse three times.
-
-## Warranty
-
-The Aurora kettle has a warranty of two years. Keep the receipt; the heating element is covered but the glass
-jug is not covered against breakage.
-"""
-
-
-def _index(owner, name: str, data: bytes):
-    document, _ = documents.document_upload(owner=owner, filename=name, data=data, enqueue=False)
-    return documents.document_index(document_id=document.id)
-
-
-@pytest.fixture
-def library(user):
-    return {"router": _index(user, "router.md", ROUTER), "kettle": _index(user, "kettle.md", KETTLE)}
 
 
 def _find(client, **body):
@@ -279,7 +236,7 @@ def test_memories_and_earlier_conversations_join_as_their_own_source(auth_client
 
 
 def test_a_title_with_backslashes_resolves_without_error(auth_client, user):
-    document = _index(
+    document = index_document(
         user, "paths.md", b"# C:\\dev\\ug Manual\n\nThe build writes its logs to C:\\dev\\logs every night.\n"
     )
     session = sessions.session_create(owner=user)

@@ -1,5 +1,5 @@
 """The chat websocket, in process through the full ASGI stack (origin check, cookie and token auth):
-the contract's events, cancel, one user never seeing another's events, and malformed frames."""
+context, token and done events, cancel, one user never seeing another's events, and malformed frames."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from rest_framework.authtoken.models import Token
 
 from config.asgi import application
 from sessions_app.models import Message
-from tests.factories import UserFactory
-from tests.retrieval_app.test_find_search import KETTLE, _index
+from tests.factories import UserFactory, index_document
+from tests.samples import KETTLE
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,7 +40,7 @@ async def _until_end(communicator: WebsocketCommunicator, timeout: float = 30) -
 
 
 def test_a_chat_over_the_websocket_gets_the_contracts_events(user):
-    _index(user, "kettle.md", KETTLE)
+    index_document(user, "kettle.md", KETTLE)
     token = _token(user)
 
     async def run():
@@ -171,7 +171,7 @@ def test_malformed_frames_get_error_events_and_the_socket_stays_usable(user):
 
 def test_two_users_chatting_at_once_each_see_only_their_own_events(user):
     other = UserFactory()
-    _index(user, "kettle.md", KETTLE)
+    index_document(user, "kettle.md", KETTLE)
     mine_token, their_token = _token(user), _token(other)
 
     async def chat(token: str, message: str) -> list[dict]:

@@ -1,5 +1,5 @@
 """Sessions and messages through the API: create, list, read, rename, delete, bulk-add; bad input is a
-clear 4xx in the contract's error shape and writes nothing."""
+clear 4xx in the API's error shape ({"error": {code, message, details}}) and writes nothing."""
 
 from datetime import UTC, datetime
 

@@ -1,4 +1,4 @@
-"""Seed 000: the session context handed to search is {summary, summaries, recent_messages}, and the
+"""The session context handed to search is {summary, summaries, recent_messages}, and the
 consumer prefers summary, else joins summaries, else nothing."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Seed 001's rolling summary: the history a model is handed stays bounded whatever the session's
+"""The rolling summary: the history a model is handed stays bounded whatever the session's
 length, the watermark is stored before any turn leaves the verbatim window, and a failing summariser
 leaves the window as it was."""
 
@@ -47,7 +47,7 @@ def test_the_context_stays_bounded_at_10_100_and_1000_turns(turns, settings):
     session = ChatSessionFactory()
     _conversation(session, turns)
     history = services.session_history_context(session=session)
-    # Seed 001's example: about 1,100 tokens whatever the length (200-word summary + verbatim budget).
+    # About 1,100 tokens whatever the length (200-word summary + verbatim budget).
     assert history.token_estimate <= 1100
     assert len(history.turns) <= settings.HISTORY_MAX_TURNS
     assert history.turns[-1].seq == turns, "the newest turn is always verbatim"

@@ -1,4 +1,4 @@
-"""Seed 002's cross-session recall: vector search scoped to the owner and agent, a similarity threshold,
+"""Cross-session recall: vector search scoped to the owner and agent, a similarity threshold,
 the token budget's trimming rule, and the keyword fallback when vectors are missing or cannot be made."""
 
 import pytest

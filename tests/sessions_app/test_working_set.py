@@ -1,4 +1,4 @@
-"""Seed 001's session working set: kept in Redis so every server process sees it, evicted
+"""The session working set: kept in Redis so every server process sees it, evicted
 SESSION_MEMORY_TTL_HOURS after the last access, and an expired one simply starts fresh."""
 
 import subprocess

@@ -34,6 +34,21 @@ __all__ = [
 ]
 
 
+def _record_embedding(
+    purpose: str, backend: str, model: str, started: float, owner_id: int | None, count: int, **outcome
+) -> None:
+    record_call(
+        kind="embedding",
+        purpose=purpose,
+        backend=backend,
+        model=model,
+        started=started,
+        owner_id=owner_id,
+        input_count=count,
+        **outcome,
+    )
+
+
 def embed_texts(texts: Sequence[str], *, purpose: str, owner_id: int | None = None) -> tuple[list[list[float]], str]:
     """Vectors for ``texts`` and the name of the model that made them. Raises EmbeddingError."""
     backend = embedding_backend()
@@ -48,27 +63,17 @@ def embed_texts(texts: Sequence[str], *, purpose: str, owner_id: int | None = No
             )
     except Exception as exc:  # a provider error or a broken model file: no vectors, never a crash upstream
         error = exc if isinstance(exc, EmbeddingError) else EmbeddingError(repr(exc))
-        record_call(
-            kind="embedding",
-            purpose=purpose,
-            backend=backend_kind,
-            model=backend.name,
-            started=started,
-            owner_id=owner_id,
-            input_count=len(texts),
-            error=str(error),
-        )
+        _record_embedding(purpose, backend_kind, backend.name, started, owner_id, len(texts), error=str(error))
         if error is exc:
             raise
         raise error from exc
-    record_call(
-        kind="embedding",
-        purpose=purpose,
-        backend=backend_kind,
-        model=batch.model,
-        started=started,
-        owner_id=owner_id,
-        input_count=len(texts),
+    _record_embedding(
+        purpose,
+        backend_kind,
+        batch.model,
+        started,
+        owner_id,
+        len(texts),
         input_tokens=batch.input_tokens,
         cost_usd=batch.cost_usd,
     )

@@ -1,4 +1,4 @@
-"""Token estimates for budgets: four characters a token, as seed 002 specifies.
+"""Token estimates for budgets: four characters a token.
 
 A tokenizer-exact count would differ per model; budgets only need a stable, cheap, model-independent
 estimate, and every budget in the product uses this one.

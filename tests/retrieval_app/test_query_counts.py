@@ -1,0 +1,56 @@
+"""The database work of the hot paths, pinned: a change that adds a query to a chat turn, a search, a
+find, a recall or a commit fails here and has to say why. (Savepoints count: each test runs inside a
+transaction, so every atomic block opens one.)"""
+
+import pytest
+from django.core.cache import cache
+
+from retrieval_app import chat
+from sessions_app.models import ChatSession
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def conversation(user, library):
+    """A session one turn in, with the kettle manual in its working set. The cache starts empty and
+    the first turn warms it, so every count below is the steady state's, whatever ran before."""
+    cache.clear()
+    first = chat.chat_reply(owner=user, request=chat.ChatRequest(message="Tell me about the Aurora kettle."))
+    return ChatSession.objects.get(id=first["session_id"])
+
+
+def test_the_second_turn_of_a_chat(auth_client, conversation, django_assert_num_queries):
+    body = {"message": "How often should I descale it?", "session_id": str(conversation.id)}
+    # 2 for the request (token, session); 7 to record the question; 20 to search (2 embeddings
+    # recorded, session context, titles in use, documents, memories, earlier conversations, the
+    # trace); 1 for the history; 7 to record the answer.
+    with django_assert_num_queries(38):
+        response = auth_client.post("/api/ai/chat", body, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["context"]
+
+
+def test_a_search_with_a_session(auth_client, conversation, django_assert_num_queries):
+    body = {"query": "and the warranty?", "session_id": str(conversation.id)}
+    with django_assert_num_queries(23):
+        response = auth_client.post("/api/retrieval/search", body, format="json")
+    assert response.status_code == 200 and response.json()["results"]
+
+
+def test_a_find(auth_client, conversation, django_assert_num_queries):
+    with django_assert_num_queries(13):
+        response = auth_client.post("/api/retrieval/find", {"query": "how do I reset the password?"}, format="json")
+    assert response.status_code == 200 and response.json()["results"]
+
+
+def test_a_recall(auth_client, conversation, django_assert_num_queries):
+    with django_assert_num_queries(5):
+        response = auth_client.post("/api/memory/recall", {"query": "descaling the kettle"}, format="json")
+    assert response.status_code == 200 and response.json()["count"]
+
+
+def test_a_commit(auth_client, conversation, django_assert_num_queries):
+    with django_assert_num_queries(15):
+        response = auth_client.post(f"/api/sessions/{conversation.id}/commit", {}, format="json")
+    assert response.status_code == 200 and response.json()["archive"]
