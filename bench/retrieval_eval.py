@@ -85,7 +85,7 @@ def index_corpus(owner, documents: list[dict]) -> dict[tuple[str, str], str]:
 def evaluate_documents(
     owner, queries: list[dict], sections: dict[tuple[str, str], str], configurations: dict | None = None
 ) -> dict:
-    from retrieval_app.services import SearchOptions, retrieval_find
+    from retrieval_app.search import SearchOptions, retrieval_find
 
     section_uris = {uri: key for key, uri in sections.items()}
     results: dict[str, dict] = {}
@@ -102,9 +102,9 @@ def evaluate_documents(
             started = time.perf_counter()
             hits = retrieval_find(
                 owner=owner, query=query["query"], limit=40, options=SearchOptions(**config, max_tokens=10**6)
-            )["results"]
+            ).hits
             timings.append((time.perf_counter() - started) * 1000)
-            ranked = list(dict.fromkeys(s for s in (section_of(h["uri"], section_uris) for h in hits) if s))
+            ranked = list(dict.fromkeys(s for s in (section_of(h.uri, section_uris) for h in hits) if s))
             scores = judge(ranked, relevant)
             rows.append(scores)
             by_kind.setdefault(query.get("kind", "all"), []).append(scores)
@@ -120,10 +120,11 @@ def evaluate_documents(
 
 def load_conversations(owner, conversations: list[dict]) -> list[dict]:
     """Stores each scenario's earlier sessions and current session; returns what each follow-up needs."""
-    from retrieval_app.services import retrieval_search
+    from retrieval_app.core.tasks import backfill_embeddings
+    from retrieval_app.search import retrieval_search
     from sessions_app import services
+    from sessions_app.models import ChatSession
     from sessions_app.services import working_set_get
-    from sessions_app.tasks import backfill_embeddings
 
     loaded = []
     # Scenarios share one user's history: each earlier session is stored once, however many refer to it.
@@ -153,16 +154,17 @@ def load_conversations(owner, conversations: list[dict]) -> list[dict]:
     # In a chat every user turn is searched, and what it found becomes the session's working set; the
     # follow-up is asked against that state, as it would be in a live conversation.
     for item in loaded:
+        item["session"] = ChatSession.objects.get(id=item["session_id"])
         for message in item["scenario"]["current_session"]:
             if message["role"] == "user":
-                retrieval_search(owner=owner, query=message["content"], session_id=item["session_id"], limit=5)
+                retrieval_search(owner=owner, query=message["content"], session=item["session"], limit=5)
         item["working_set"] = working_set_get(session_id=item["session_id"]).as_dict()
     print(f"  {len(stored)} earlier sessions stored for {len(loaded)} scenarios", flush=True)
     return loaded
 
 
 def evaluate_followups(owner, loaded: list[dict], sections: dict[tuple[str, str], str]) -> dict:
-    from retrieval_app.services import SearchOptions, retrieval_search
+    from retrieval_app.search import SearchOptions, retrieval_search
     from sessions_app.services import working_set_clear, working_set_update
 
     section_uris = {uri: key for key, uri in sections.items()}
@@ -194,29 +196,29 @@ def evaluate_followups(owner, loaded: list[dict], sections: dict[tuple[str, str]
                 sections=state["active_sections"],
             )
             started = time.perf_counter()
-            body = retrieval_search(
+            result = retrieval_search(
                 owner=owner,
                 query=scenario[variant["text"]],
-                session_id=item["session_id"],
+                session=item["session"],
                 limit=10,
                 options=SearchOptions(rewrite=variant["rewrite"], max_tokens=10**6),
             )
             timings.append((time.perf_counter() - started) * 1000)
             ranked = []
-            for hit in body["results"]:
-                if hit["origin"] == "conversation":
-                    ranked.append(f"message:{hit['chunk_id']}")
-                elif hit["origin"] == "document":
-                    ranked.append(section_of(hit["uri"], section_uris) or hit["uri"])
+            for hit in result.hits:
+                if hit.origin == "conversation":
+                    ranked.append(f"message:{hit.chunk_id}")
+                elif hit.origin == "document":
+                    ranked.append(section_of(hit.uri, section_uris) or hit.uri)
                 else:
-                    ranked.append(hit["uri"])
+                    ranked.append(hit.uri)
             ranked = list(dict.fromkeys(ranked))
             rows.append(judge(ranked, {target: 2}))
             if name == "with rewriting":
                 ambiguous = scenario.get("ambiguous", True)
                 key = "ambiguous" if ambiguous else "standalone"
                 detector[key] += 1
-                detector[f"{key}_rewritten"] += int(body["query_plan"]["rewrite"]["rewritten"])
+                detector[f"{key}_rewritten"] += int(result.query_plan["rewrite"]["rewritten"])
         out[name] = {"all": average(rows), "latency_ms": percentiles(timings), "queries": len(rows)}
         print(f"  {name:34s} {out[name]['all']}", flush=True)
     out["detector"] = detector

@@ -25,7 +25,8 @@ SECTIONS, CHUNKS_PER_SECTION = 8, 50
 
 
 def load_documents(owner, chunks: int, pool) -> None:
-    from documents_app.models import Document, DocumentNode, document_uri
+    from documents_app.models import Document, DocumentNode
+    from documents_app.uris import document_uri
 
     per_document = SECTIONS * CHUNKS_PER_SECTION
     for number in range(0, chunks, per_document):
@@ -111,7 +112,7 @@ def main() -> None:
     from django.db import connection
 
     from bench.sessions import VectorPool, load_messages, sentence
-    from retrieval_app.services import SearchOptions, retrieval_find, retrieval_search
+    from retrieval_app.search import SearchOptions, retrieval_find, retrieval_search
     from sessions_app import services
 
     rng = random.Random(7)
@@ -152,7 +153,7 @@ def main() -> None:
     for name, call in {
         "find (hierarchical)": lambda q: retrieval_find(owner=owner, query=q, options=SearchOptions()),
         "find (flat hybrid)": lambda q: retrieval_find(owner=owner, query=q, options=SearchOptions(mode="flat")),
-        "search (standalone query)": lambda q: retrieval_search(owner=owner, query=q, session_id=str(session.id)),
+        "search (standalone query)": lambda q: retrieval_search(owner=owner, query=q, session=session),
     }.items():
         # Warm the model, the connection and PostgreSQL's caches: the figures are for a server that has
         # been answering, not its first queries after a restart (those can take ten times as long).
@@ -168,7 +169,7 @@ def main() -> None:
     timings = []
     for number in range(args.queries):
         begun = time.perf_counter()
-        retrieval_search(owner=owner, query=followups[number % len(followups)], session_id=str(session.id))
+        retrieval_search(owner=owner, query=followups[number % len(followups)], session=session)
         timings.append((time.perf_counter() - begun) * 1000)
     results["search (rewritten follow-up)"] = percentiles(timings)
     print(f"{'search (rewritten follow-up)':28s} {results['search (rewritten follow-up)']}", flush=True)

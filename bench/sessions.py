@@ -80,7 +80,7 @@ class VectorPool:
     def __init__(self, rng: random.Random, size: int) -> None:
         import numpy as np
 
-        from retrieval_app import ai
+        from retrieval_app.core import ai
 
         self.rng = rng
         self.np_rng = np.random.default_rng(rng.randint(0, 2**31))
@@ -100,7 +100,7 @@ class VectorPool:
 
 
 def load_messages(owner, count: int, pool: VectorPool, *, per_session: int = 50) -> None:
-    from retrieval_app import ai
+    from retrieval_app.core import ai
     from sessions_app.models import ChatSession, Message
 
     made = 0
@@ -131,14 +131,14 @@ def load_messages(owner, count: int, pool: VectorPool, *, per_session: int = 50)
 
 
 def bench_recall(owner, rng: random.Random, queries: int = 200) -> dict:
-    from sessions_app.selectors import recall_messages
+    from sessions_app.services import memory_recall
 
     samples = []
     sources = set()
     for _ in range(queries):
         query = f"What happened with {rng.choice(SUBJECTS)} and {rng.choice(CAUSES)}?"
         with Timer() as timer:
-            result = recall_messages(owner=owner, query=query)
+            result = memory_recall(owner=owner, query=query)
         samples.append(timer.ms)
         sources.add(result["source"])
     return {**percentiles(samples[10:]), "sources": sorted(sources)}
