@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from typing import Any
 
@@ -10,7 +9,7 @@ from django.db.models import Q, QuerySet
 
 from documents_app.exceptions import DocumentNotFound, InvalidUri, NodeNotFound
 from documents_app.models import Document, DocumentNode
-from documents_app.uris import document_uri, parse_resource_uri, user_root_uri
+from documents_app.uris import doc_id_of, document_uri, parse_resource_uri, user_root_uri
 
 LEVELS = ("L0", "L1", "L2")
 
@@ -163,25 +162,22 @@ def node_scope(*, owner, uri: str | None) -> tuple[str, QuerySet[DocumentNode]]:
 def titles_in_use(*, owner, doc_ids: list[str], section_uris: list[str]) -> tuple[dict[str, str], dict[str, str]]:
     """The titles a conversation can refer to its documents and sections by: ``{doc_id: title}`` and
     ``{section_uri: "<section> section of <document>"}`` (which says far more to a search than the
-    section's own title). Unknown or foreign ids and URIs are left out."""
-    wanted: set[uuid.UUID] = set()
-    for value in doc_ids:
-        with contextlib.suppress(ValueError):
-            wanted.add(uuid.UUID(str(value).rstrip("/").rsplit("/", 1)[-1]))
-    sections = (
-        list(DocumentNode.objects.filter(owner=owner, uri__in=section_uris).values_list("uri", "title", "document_id"))
-        if section_uris
-        else []
+    section's own title), in one query. Unknown or foreign ids and URIs are left out."""
+    wanted = {uuid.UUID(doc_id) for doc_id in map(doc_id_of, doc_ids) if doc_id}
+    if not wanted and not section_uris:
+        return {}, {}
+    rows = (
+        DocumentNode.objects.filter(owner=owner)
+        .filter(Q(uri__in=section_uris) | Q(document_id__in=wanted, level=0))
+        .values_list("uri", "title", "document_id", "document__title", "document__filename")
     )
-    wanted |= {doc_id for _, _, doc_id in sections}
-    documents = {
-        str(doc.id): doc.title or doc.filename
-        for doc in (Document.objects.filter(owner=owner, id__in=wanted).only("title", "filename") if wanted else [])
+    documents, sections = {}, {}
+    for uri, title, doc_id, document_title, filename in rows:
+        documents[str(doc_id)] = document_title or filename
+        if uri in section_uris:
+            sections[uri] = (title, str(doc_id))
+    section_titles = {
+        uri: f"{title} section of {documents[doc_id]}" if documents[doc_id] and title != documents[doc_id] else title
+        for uri, (title, doc_id) in sections.items()
     }
-    section_titles = {}
-    for uri, title, doc_id in sections:
-        document_title = documents.get(str(doc_id))
-        section_titles[uri] = (
-            f"{title} section of {document_title}" if document_title and title != document_title else title
-        )
     return documents, section_titles

@@ -58,6 +58,14 @@ def parse_resource_uri(uri: str) -> ResourceUri | None:
     return ResourceUri(uri=normal.replace(match.group(2), str(doc_id), 1), user_id=int(match.group(1)), doc_id=doc_id)
 
 
+def doc_id_of(value: object) -> str | None:
+    """A document id, or a URI ending in one, as the canonical id; None for anything else."""
+    try:
+        return str(uuid.UUID(str(value).rstrip("/").rsplit("/", 1)[-1]))
+    except ValueError:
+        return None
+
+
 def names_a_document(uri: str) -> bool:
     """Whether ``uri`` is a document or a part of one (rather than a user's whole library)."""
     parsed = parse_resource_uri(uri)

@@ -35,7 +35,7 @@ from retrieval_app.models import SearchTrace
 from retrieval_app.search import SearchResult, retrieval_search
 from retrieval_app.search.hits import Hit
 from retrieval_app.search.serializers import render_context
-from retrieval_app.search.traces import search_trace_add_stage, search_trace_dict
+from retrieval_app.search.traces import search_trace_dict, search_trace_save
 from sessions_app import services as sessions
 from sessions_app.models import ChatSession
 from sessions_app.selectors import session_get
@@ -136,9 +136,7 @@ def _assemble(turn: _Turn) -> None:
     turn.prompt = prompt_assemble(message=turn.request.message, hits=turn.context, history=history)
     turn.context = turn.prompt.context
     if turn.found is not None:
-        search_trace_add_stage(
-            trace=turn.found.trace, stage={"stage": "prompt_budget", "ms": 0.0, **turn.prompt.budget}
-        )
+        search_trace_save(trace=turn.found.trace, stage={"stage": "prompt_budget", "ms": 0.0, **turn.prompt.budget})
 
 
 def _context_event(turn: _Turn) -> Event:
@@ -190,8 +188,8 @@ def chat_turn(
         except Exception as exc:  # the message is saved; the client must still learn its session
             logger.exception("chat: preparing the turn failed")
             failure = f"The turn could not be prepared ({type(exc).__name__}); your message was saved."
-            if turn.found is not None and turn.found.trace._state.adding:
-                turn.found.trace.save(force_insert=True)  # what the search did is still worth keeping
+            if turn.found is not None:
+                search_trace_save(trace=turn.found.trace)  # what the search did is still worth keeping
     if failure:
         yield Event(events.ERROR, {"error": failure, "session_id": str(session.id)})
         return

@@ -64,9 +64,7 @@ def embed_rows(
     model change). Raises ``ai.EmbeddingError`` if the backend fails; batches done before stay done.
     Returns the number of rows embedded; ``progress`` is told after each batch.
     """
-    model = ai.active_embedding_model()
-    stale = Q(embedding__isnull=True) | ~Q(embedding_model=model) if restale else Q(embedding__isnull=True)
-    pending = queryset.filter(stale).defer("embedding").order_by("pk")
+    pending = queryset.filter(_stale(restale)).defer("embedding").order_by("pk")
     done, last_pk = 0, None
     while True:
         batch = list((pending.filter(pk__gt=last_pk) if last_pk is not None else pending)[:batch_size])
@@ -86,10 +84,14 @@ def embed_rows(
             progress(len(batch))
 
 
+def _stale(restale: bool) -> Q:
+    """Rows without a vector; with ``restale``, also rows whose vector another model made."""
+    missing = Q(embedding__isnull=True)
+    return missing | ~Q(embedding_model=ai.active_embedding_model()) if restale else missing
+
+
 def count_unembedded(*, queryset: QuerySet, restale: bool = False) -> int:
-    model = ai.active_embedding_model()
-    stale = Q(embedding__isnull=True) | ~Q(embedding_model=model) if restale else Q(embedding__isnull=True)
-    return queryset.filter(stale).count()
+    return queryset.filter(_stale(restale)).count()
 
 
 def embed_ids(*, kind: str, ids: list, batch_size: int = 64) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +19,7 @@ from django.db.models import QuerySet
 
 from config.exceptions import InvalidInputError
 from documents_app.selectors import node_scope, titles_in_use
-from documents_app.uris import names_a_document
+from documents_app.uris import doc_id_of, names_a_document
 from retrieval_app.core import ai
 from retrieval_app.core.db import release_database_connections
 from retrieval_app.exceptions import QueryTooLong
@@ -176,7 +175,7 @@ def _rewrite_context(*, owner, context: SearchContext, query: str) -> tuple[rewr
         recent_turns=[(m["role"], m["content"]) for m in recent],
         summary=session_summary_text(context.as_dict()),
         resolved_terms=working_set.resolved_terms,
-        active_documents=[(d, titles[d]) for d in map(_doc_id_of, working_set.active_documents) if d in titles],
+        active_documents=[(d, titles[d]) for d in map(doc_id_of, working_set.active_documents) if d in titles],
         active_sections=[(uri, section_titles[uri]) for uri in working_set.active_sections if uri in section_titles],
     )
     return rewrite_context, {
@@ -344,11 +343,3 @@ def retrieval_search(
     trace = search_trace_record(run=run, hits=hits, session=session, rewrite=decision, save=save_trace)
     query_plan = {key: value for key, value in run.plan.items() if key != "session_context"}
     return SearchResult(hits=hits, trace=trace, query=decision.query, query_plan=query_plan)
-
-
-def _doc_id_of(value: str) -> str | None:
-    """A working set's document entry (an id, or a URI ending in one) as a canonical id."""
-    try:
-        return str(uuid.UUID(str(value).rstrip("/").rsplit("/", 1)[-1]))
-    except ValueError:
-        return None

@@ -49,13 +49,14 @@ def search_trace_record(*, run: Run, hits: Sequence[Hit], session=None, rewrite=
     return trace
 
 
-def search_trace_add_stage(*, trace: SearchTrace, stage: dict[str, Any]) -> None:
-    """Appends a stage that happened after the search (the chat's prompt budget), and stores the
-    trace (for the first time, when the search left it unsaved)."""
-    trace.stages = [*trace.stages, stage]
+def search_trace_save(*, trace: SearchTrace, stage: dict[str, Any] | None = None) -> None:
+    """Stores a trace a search left unsaved, with a stage that happened after the search (the chat's
+    prompt budget) when there is one; a trace already stored only gets the stage added."""
+    if stage is not None:
+        trace.stages = [*trace.stages, stage]
     if trace._state.adding:
         trace.save(force_insert=True)
-    else:
+    elif stage is not None:
         trace.save(update_fields=["stages"])
 
 

@@ -8,14 +8,15 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Count, Max, Q, Value
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from retrieval_app.core import ai
 from retrieval_app.core.queues import enqueue_on_commit
 from retrieval_app.core.tasks import embed_later
+from sessions_app.exceptions import SessionNotFound
 from sessions_app.models import ChatSession, Message
-from sessions_app.services.sessions import fresh
 
 # Message metadata marking text the product itself put into a conversation (recalled memories,
 # summaries, retrieved passages): it is context, never a new fact about the user.
@@ -36,15 +37,24 @@ def message_bulk_create(*, session: ChatSession, messages: Sequence[NewMessage])
     """Records messages as given, in order, after the session's last one. No model is called: the
     embeddings are made by a worker once the rows are committed, and a failure there loses nothing."""
     now = timezone.now()
+    newest = max(item.created_at or now for item in messages)
     with transaction.atomic():
-        # Locking the session row serialises appends, so sequence numbers never collide.
-        locked = fresh(session, lock_row=True)
-        last_seq = Message.objects.filter(session=locked).aggregate(last=Max("seq"))["last"] or 0
+        # Updating the session row first locks it: appends run one after the other, so sequence
+        # numbers never collide.
+        touched = ChatSession.objects.filter(pk=session.pk).update(
+            last_message_at=Greatest(Coalesce("last_message_at", Value(newest)), Value(newest)), updated_at=now
+        )
+        if not touched:  # deleted by another request meanwhile
+            raise SessionNotFound()
+        counts = Message.objects.filter(session=session).aggregate(
+            last=Max("seq"), live=Count("id", filter=Q(archive__isnull=True))
+        )
+        last_seq, live = counts["last"] or 0, counts["live"]
         rows = [
             Message(
-                session=locked,
-                owner_id=locked.owner_id,
-                agent_id=locked.agent_id,
+                session=session,
+                owner_id=session.owner_id,
+                agent_id=session.agent_id,
                 seq=last_seq + offset,
                 role=item.role,
                 content=item.content,
@@ -55,18 +65,11 @@ def message_bulk_create(*, session: ChatSession, messages: Sequence[NewMessage])
             for offset, item in enumerate(messages, start=1)
         ]
         Message.objects.bulk_create(rows)
-        newest = max(row.created_at for row in rows)
-        if locked.last_message_at is None or newest > locked.last_message_at:
-            locked.last_message_at = newest
-        locked.save(update_fields=["last_message_at", "updated_at"])
-        ids = [row.id for row in rows]
-        session_id = str(locked.id)
-        embed_later(kind="messages", ids=ids)
-        if settings.AUTO_COMMIT_TURNS:
-            pending = Message.objects.filter(session=locked, archive__isnull=True).count()
-            if pending >= settings.AUTO_COMMIT_TURNS:
-                enqueue_on_commit(AUTO_COMMIT_TASK, session_id)
-    session.last_message_at = locked.last_message_at
+        embed_later(kind="messages", ids=[row.id for row in rows])
+        if settings.AUTO_COMMIT_TURNS and live + len(rows) >= settings.AUTO_COMMIT_TURNS:
+            enqueue_on_commit(AUTO_COMMIT_TASK, str(session.pk))
+    if session.last_message_at is None or newest > session.last_message_at:
+        session.last_message_at = newest
     return rows
 
 

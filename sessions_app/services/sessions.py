@@ -20,11 +20,10 @@ def lock_commits(session_id) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"commit:{session_id}"])
 
 
-def fresh(session: ChatSession, *, lock_row: bool = False) -> ChatSession:
-    """The session as stored now (optionally locked); SessionNotFound if it was deleted meanwhile."""
-    rows = ChatSession.objects.select_for_update() if lock_row else ChatSession.objects
+def fresh(session: ChatSession) -> ChatSession:
+    """The session as stored now; SessionNotFound if it was deleted meanwhile."""
     try:
-        return rows.get(pk=session.pk)
+        return ChatSession.objects.get(pk=session.pk)
     except ChatSession.DoesNotExist as exc:
         raise SessionNotFound() from exc
 
