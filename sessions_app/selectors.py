@@ -6,6 +6,7 @@ import logging
 import re
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -260,6 +261,64 @@ def recall_messages(
         "token_estimate": sum(estimate_tokens(m["content"]) for m in trimmed),
         "count": len(trimmed),
     }
+
+
+@dataclass
+class HistoryContext:
+    """What a model is handed of a session: a rolling summary of older turns, then recent turns verbatim."""
+
+    summary: str
+    turns: list[Message]
+    summary_through_seq: int
+    folded: int = 0
+    error: str = ""
+    # Turns older than the verbatim window not yet folded into the summary (a worker folds them).
+    pending_fold: int = 0
+
+    @property
+    def token_estimate(self) -> int:
+        return estimate_tokens(self.summary) + sum(estimate_tokens(_clip(t.content)) for t in self.turns)
+
+
+def _clip(content: str) -> str:
+    """One turn never takes more than the whole verbatim budget."""
+    limit = settings.HISTORY_TOKEN_BUDGET * CHARS_PER_TOKEN
+    return content if len(content) <= limit else content[: limit - 4].rstrip() + " ..."
+
+
+def history_tokens(message: Message) -> int:
+    return estimate_tokens(_clip(message.content))
+
+
+def history_window(messages: Sequence[Message], *, max_turns: int, budget: int) -> list[Message]:
+    """The newest messages that fit in ``max_turns`` and ``budget`` tokens (always the newest one)."""
+    window: list[Message] = []
+    used = 0
+    for message in reversed(messages):
+        cost = history_tokens(message)
+        if window and (len(window) >= max_turns or used + cost > budget):
+            break
+        window.append(message)
+        used += cost
+    return list(reversed(window))
+
+
+def session_history(*, session: ChatSession) -> HistoryContext:
+    """The session's history as stored, without folding anything: the rolling summary, then the newest
+    turns after its watermark that fit the verbatim window (HISTORY_MAX_TURNS, HISTORY_TOKEN_BUDGET).
+    Turns between the two are counted in ``pending_fold``; a worker folds them once the live turns
+    reach twice the window, and every chat turn folds before it is answered."""
+    max_turns, budget = settings.HISTORY_MAX_TURNS, settings.HISTORY_TOKEN_BUDGET
+    summarizing = settings.ENABLE_HISTORY_SUMMARIZATION
+    watermark = session.summary_through_seq if summarizing else 0
+    newest = Message.objects.filter(session=session, seq__gt=watermark).defer("embedding").order_by("-seq")
+    turns = history_window(list(reversed(newest[:max_turns])), max_turns=max_turns, budget=budget)
+    return HistoryContext(
+        summary=session.rolling_summary if summarizing else "",
+        turns=turns,
+        summary_through_seq=watermark,
+        pending_fold=turns[0].seq - watermark - 1 if turns and summarizing else 0,
+    )
 
 
 # --- Memories ---------------------------------------------------------------------------------------------

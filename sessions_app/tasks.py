@@ -22,3 +22,11 @@ def session_auto_commit(session_id: str) -> bool:
         return services.session_commit(session=session, keep_recent=settings.HISTORY_MAX_TURNS).committed
     except SessionNotFound:  # deleted meanwhile: nothing left to commit
         return False
+
+
+@shared_task(name=services.messages.FOLD_TASK)
+def session_fold_history(session_id: str) -> int:
+    """Folds a session's turns older than the verbatim window into its rolling summary (a no-op while
+    the window has room, or once another fold got there first). Returns the turns folded."""
+    session = ChatSession.objects.filter(id=session_id).first()
+    return services.session_history_context(session=session).folded if session else 0

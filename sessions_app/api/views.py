@@ -131,19 +131,23 @@ class SessionHistoryView(APIView):
                 "summary_through_seq": serializers.IntegerField(),
                 "turns": s.MessageSerializer(many=True),
                 "token_estimate": serializers.IntegerField(),
+                "pending_fold": serializers.IntegerField(
+                    help_text="Turns older than the verbatim window not yet folded into the summary."
+                ),
             },
         ),
         summary="What a model is handed of the session: the rolling summary, then recent turns verbatim",
     )
     def get(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(owner=request.user, session_id=session_id)
-        history = services.session_history_context(session=session)
+        history = selectors.session_history(session=session)
         return Response(
             {
                 "summary": history.summary,
                 "summary_through_seq": history.summary_through_seq,
                 "turns": s.MessageSerializer(history.turns, many=True).data,
                 "token_estimate": history.token_estimate,
+                "pending_fold": history.pending_fold,
             }
         )
 

@@ -3,55 +3,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
 
 from django.conf import settings
 from django.utils import timezone
 
 from retrieval_app.core import ai
 from sessions_app.models import ChatSession, Message
+from sessions_app.selectors import HistoryContext, history_tokens, history_window
 from sessions_app.services.messages import is_injected
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class HistoryContext:
-    """What a model is handed of a session: a rolling summary of older turns, then recent turns verbatim."""
-
-    summary: str
-    turns: list[Message]
-    summary_through_seq: int
-    folded: int = 0
-    error: str = ""
-
-    @property
-    def token_estimate(self) -> int:
-        return ai.estimate_tokens(self.summary) + sum(ai.estimate_tokens(_clip(t.content)) for t in self.turns)
-
-
-def _clip(content: str) -> str:
-    """One turn never takes more than the whole verbatim budget."""
-    limit = settings.HISTORY_TOKEN_BUDGET * ai.tokens.CHARS_PER_TOKEN
-    return content if len(content) <= limit else content[: limit - 4].rstrip() + " ..."
-
-
-def _tokens(message: Message) -> int:
-    return ai.estimate_tokens(_clip(message.content))
-
-
-def _window(messages: Sequence[Message], *, max_turns: int, budget: int) -> list[Message]:
-    """The newest messages that fit in ``max_turns`` and ``budget`` tokens (always the newest one)."""
-    window: list[Message] = []
-    used = 0
-    for message in reversed(messages):
-        cost = _tokens(message)
-        if window and (len(window) >= max_turns or used + cost > budget):
-            break
-        window.append(message)
-        used += cost
-    return list(reversed(window))
 
 
 FOLD_BATCH = 200
@@ -70,7 +31,7 @@ def session_history_context(*, session: ChatSession) -> HistoryContext:
     if not settings.ENABLE_HISTORY_SUMMARIZATION:
         recent = list(reversed(Message.objects.filter(session=session).defer("embedding").order_by("-seq")[:max_turns]))
         return HistoryContext(
-            summary="", turns=_window(recent, max_turns=max_turns, budget=budget), summary_through_seq=0
+            summary="", turns=history_window(recent, max_turns=max_turns, budget=budget), summary_through_seq=0
         )
 
     for _attempt in range(2):
@@ -78,10 +39,10 @@ def session_history_context(*, session: ChatSession) -> HistoryContext:
         unsummarized = list(
             Message.objects.filter(session=session, seq__gt=watermark).defer("embedding").order_by("seq")
         )
-        fits = len(unsummarized) <= max_turns and sum(_tokens(m) for m in unsummarized) <= budget
+        fits = len(unsummarized) <= max_turns and sum(history_tokens(m) for m in unsummarized) <= budget
         if fits:
             return HistoryContext(summary=summary, turns=unsummarized, summary_through_seq=watermark)
-        keep = _window(unsummarized, max_turns=max(1, max_turns // 2), budget=budget // 2)
+        keep = history_window(unsummarized, max_turns=max(1, max_turns // 2), budget=budget // 2)
         to_fold = unsummarized[: len(unsummarized) - len(keep)]
         try:
             engine = ai.text_engine()

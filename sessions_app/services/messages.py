@@ -21,8 +21,10 @@ from sessions_app.models import ChatSession, Message
 # Message metadata marking text the product itself put into a conversation (recalled memories,
 # summaries, retrieved passages): it is context, never a new fact about the user.
 INJECTED_SOURCES = frozenset({"recall", "memory", "memories", "summary", "context", "retrieval"})
-# The worker job that commits a session whose live turns reached AUTO_COMMIT_TURNS (sessions_app.tasks).
+# The worker jobs a write may queue (sessions_app.tasks): commit a session whose live turns reached
+# AUTO_COMMIT_TURNS; fold the older turns of a session into its rolling summary.
 AUTO_COMMIT_TASK = "sessions.auto_commit"
+FOLD_TASK = "sessions.fold_history"
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,11 @@ def message_bulk_create(*, session: ChatSession, messages: Sequence[NewMessage])
         embed_later(kind="messages", ids=[row.id for row in rows])
         if settings.AUTO_COMMIT_TURNS and live + len(rows) >= settings.AUTO_COMMIT_TURNS:
             enqueue_on_commit(AUTO_COMMIT_TASK, str(session.pk))
+        # A chat folds before each answer; a session written only through the API is folded by a
+        # worker once its unsummarized turns reach twice the verbatim window.
+        unsummarized = rows[-1].seq - session.summary_through_seq
+        if settings.ENABLE_HISTORY_SUMMARIZATION and unsummarized >= 2 * settings.HISTORY_MAX_TURNS:
+            enqueue_on_commit(FOLD_TASK, str(session.pk))
     if session.last_message_at is None or newest > session.last_message_at:
         session.last_message_at = newest
     return rows

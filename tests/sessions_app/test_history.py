@@ -112,8 +112,28 @@ def test_with_summarization_off_older_turns_are_simply_left_out(settings):
     assert ChatSession.objects.get(pk=session.pk).summary_through_seq == 0
 
 
-def test_the_api_serves_the_history(auth_client, user):
+def test_the_api_serves_the_history(auth_client, user, django_capture_on_commit_callbacks):
     session = ChatSessionFactory(owner=user)
-    _conversation(session, 40)
+    with django_capture_on_commit_callbacks(execute=True):  # the worker folds once the write commits
+        _conversation(session, 40)
     body = auth_client.get(f"/api/sessions/{session.id}/history").json()
     assert body["summary"] and body["turns"][-1]["seq"] == 40 and body["token_estimate"] <= 1100
+
+
+def test_reading_the_history_never_writes(auth_client, user, django_assert_num_queries):
+    session = ChatSessionFactory(owner=user)
+    _conversation(session, 15)  # past the window, below the worker's threshold: nothing folded yet
+    with django_assert_num_queries(3):  # the token, the session, the newest turns
+        body = auth_client.get(f"/api/sessions/{session.id}/history").json()
+    assert body["summary"] == "" and body["summary_through_seq"] == 0
+    assert [t["seq"] for t in body["turns"]][-1] == 15 and len(body["turns"]) <= 10
+    assert body["pending_fold"] == body["turns"][0]["seq"] - 1, "the turns not shown are counted, not lost"
+    assert ChatSession.objects.get(pk=session.pk).summary_through_seq == 0
+
+
+def test_a_long_session_written_through_the_api_is_folded_by_a_worker(user, django_capture_on_commit_callbacks):
+    session = ChatSessionFactory(owner=user)
+    with django_capture_on_commit_callbacks(execute=True):
+        _conversation(session, 25)
+    stored = ChatSession.objects.get(pk=session.pk)
+    assert stored.summary_through_seq > 0 and stored.rolling_summary
