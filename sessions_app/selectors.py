@@ -30,7 +30,8 @@ from pgvector.django import CosineDistance
 from config.exceptions import InvalidInputError
 from retrieval_app.core import ai
 from retrieval_app.core.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
-from retrieval_app.core.text import TEXT_SEARCH_CONFIG
+from retrieval_app.core.bm25 import bm25_rank
+from retrieval_app.core.text import TEXT_SEARCH_CONFIG, query_lexemes
 from retrieval_app.core.vectors import nearest_neighbours
 from sessions_app.exceptions import MemoryNotFound, SessionNotFound
 from sessions_app.models import Archive, ChatSession, Memory, Message
@@ -194,7 +195,7 @@ def trim_to_token_budget(messages: list[dict[str, Any]], max_tokens: int) -> lis
     return result
 
 
-def _recall_row(message: Message, similarity: float | None) -> dict[str, Any]:
+def _recall_row(message: Message, similarity: float | None, score: float) -> dict[str, Any]:
     return {
         "id": message.id,
         "session_id": str(message.session_id),
@@ -202,8 +203,57 @@ def _recall_row(message: Message, similarity: float | None) -> dict[str, Any]:
         "role": message.role,
         "content": message.content,
         "similarity": None if similarity is None else round(similarity, 3),
+        "score": round(score, 4),
         "created_at": message.created_at.isoformat(),
         "metadata": message.metadata,
+    }
+
+
+# How recall ranks: dense (cosine only), keyword (PostgreSQL's ts_rank, the old fallback), bm25, or a
+# fusion of dense and BM25 candidates: rrf (reciprocal rank) or blend (calibrated scores).
+RECALL_STRATEGIES = ("dense", "keyword", "bm25", "rrf", "blend")
+RRF_K = 60
+# Text the product itself wrote into a conversation: quotes of retrieved passages, recalled memories,
+# summaries. Recalling it would echo the product's own earlier answers back as if someone said them.
+DERIVED_SOURCES = ("retrieved", "recall", "memory", "memories", "summary", "context", "retrieval")
+
+
+def recall_scope(*, owner, agent_id: str | None = None, exclude_session_id: str | None = None) -> QuerySet[Message]:
+    """The messages recall searches: the owner's (and agent's), but the excluded session's and text
+    the product itself wrote into conversations."""
+    messages = Message.objects.filter(owner=owner).exclude(role=Message.Role.SYSTEM)
+    # Containment (jsonb @>) is never NULL, so messages without these keys are always kept.
+    derived = Q(metadata__contains={"injected": True})
+    for source in DERIVED_SOURCES:
+        derived |= Q(metadata__contains={"source": source})
+    messages = messages.exclude(derived)
+    if agent_id is not None:
+        messages = messages.filter(agent_id=agent_id)
+    if exclude_session_id:
+        try:
+            messages = messages.exclude(session_id=uuid.UUID(str(exclude_session_id)))
+        except ValueError as exc:
+            raise InvalidInputError("exclude_session_id is not a session id.") from exc
+    return messages
+
+
+def _fused(dense: list[tuple[int, float]], keyword: list[tuple[int, float]], strategy: str) -> dict[int, float]:
+    """One score per candidate from the two ranked lists."""
+    if strategy == "rrf":
+        scores: dict[int, float] = {}
+        for ranked in (dense, keyword):
+            for rank, (pk, _) in enumerate(ranked, start=1):
+                scores[pk] = scores.get(pk, 0.0) + 1 / (RRF_K + rank)
+        return scores
+    weight = (
+        settings.RECALL_KEYWORD_WEIGHT if strategy == "blend" else (1.0 if strategy in ("bm25", "keyword") else 0.0)
+    )
+    top = max((score for _, score in keyword), default=0.0) or 1.0
+    similarity = dict(dense)
+    lexical = {pk: score / top for pk, score in keyword}
+    return {
+        pk: (1 - weight) * similarity.get(pk, 0.0) + weight * lexical.get(pk, 0.0)
+        for pk in dict.fromkeys([*similarity, *lexical])
     }
 
 
@@ -218,42 +268,71 @@ def recall_messages(
     threshold: float | None = None,
     query_vector: Sequence[float] | None = None,
     query_model: str = "",
+    strategy: str = "",
 ) -> dict[str, Any]:
-    """Messages from the owner's earlier sessions relevant to ``query``.
+    """Messages from the owner's earlier sessions relevant to ``query``, best first.
 
-    By vector similarity when ``query_vector`` is given and the owner's messages are embedded by the
-    same model; otherwise, or when nothing passes the threshold, by PostgreSQL full-text search
-    (``source: "keyword"``). Trimmed to ``max_tokens``: whole messages while they fit, then the next
-    one cut with an ellipsis if more than 100 characters of budget remain.
+    Dense candidates (cosine similarity over pgvector, when ``query_vector`` is given) and keyword
+    candidates (BM25 over PostgreSQL's full-text columns) are fused into one ranking (``strategy``,
+    RECALL_STRATEGY by default). What is returned passes the similarity ``threshold``; messages not
+    embedded yet are judged by their words alone. When nothing passes, the keyword matches are
+    returned (``source: "keyword"``). ``source`` says what answered: vector, keyword or hybrid.
+    Trimmed to ``max_tokens``: whole messages while they fit, then the next one cut with an ellipsis
+    if more than 100 characters of budget remain.
     """
-    messages = Message.objects.filter(owner=owner).select_related("session").defer("embedding", "session__metadata")
-    if agent_id is not None:
-        messages = messages.filter(agent_id=agent_id)
-    if exclude_session_id:
-        try:
-            messages = messages.exclude(session_id=uuid.UUID(str(exclude_session_id)))
-        except ValueError as exc:
-            raise InvalidInputError("exclude_session_id is not a session id.") from exc
+    strategy = strategy or settings.RECALL_STRATEGY
+    if strategy not in RECALL_STRATEGIES:
+        raise InvalidInputError(f"strategy must be one of {', '.join(RECALL_STRATEGIES)}.")
+    messages = recall_scope(owner=owner, agent_id=agent_id, exclude_session_id=exclude_session_id)
     threshold = recall_threshold() if threshold is None else threshold
+    pool = max(50, 3 * max_results)
 
-    found: list[dict[str, Any]] = []
-    source = "keyword"
+    dense: list[tuple[int, float]] = []
+    if query_vector is not None and strategy != "keyword" and strategy != "bm25":
+        nearest = nearest_neighbours(queryset=messages, embedding=query_vector, model_name=query_model, limit=pool)
+        dense = [(m.pk, 1 - m.distance) for m in nearest]
+    keyword: list[tuple[int, float]] = []
+    if strategy == "keyword":
+        keyword = _ts_ranked(messages, query, limit=pool)
+    elif strategy != "dense":
+        keyword = bm25_rank(messages, query_lexemes(query), limit=pool)
+
+    fused = _fused(dense, keyword, strategy)
+    rows = messages.filter(pk__in=list(fused)).select_related("session").defer("embedding", "session__metadata")
     if query_vector is not None:
-        nearest = nearest_neighbours(
-            queryset=messages, embedding=query_vector, model_name=query_model, limit=max_results
-        )
-        found = [_recall_row(m, 1 - m.distance) for m in nearest if 1 - m.distance >= threshold]
-        source = "vector" if found else "keyword"
-    if not found:
-        words = _or_query(query)
-        if words:
-            tsquery = SearchQuery(words, search_type="websearch", config=TEXT_SEARCH_CONFIG)
-            matches = (
-                messages.filter(search_vector=tsquery)
-                .annotate(rank=SearchRank(F("search_vector"), tsquery))
-                .order_by("-rank", "-created_at")[:max_results]
+        # Keyword candidates the dense side did not rank get their similarity, exactly, for the threshold.
+        rows = rows.annotate(
+            distance=Case(
+                When(
+                    embedding_model=query_model,
+                    embedding__isnull=False,
+                    then=CosineDistance("embedding", list(query_vector)),
+                ),
+                default=None,
+                output_field=FloatField(),
             )
-            found = [_recall_row(m, None) for m in matches]
+        )
+    rows = {m.pk: m for m in rows}
+    similarity = {pk: 1 - m.distance for pk, m in rows.items() if getattr(m, "distance", None) is not None}
+
+    def passes(pk: int) -> bool:
+        known = similarity.get(pk)
+        return known >= threshold if known is not None else pk in dict(keyword)
+
+    ranked = sorted((pk for pk in fused if pk in rows), key=lambda pk: (-fused[pk], pk))
+    found = [_recall_row(rows[pk], similarity.get(pk), fused[pk]) for pk in ranked if passes(pk)][:max_results]
+    dense_ids, keyword_ids = {pk for pk, _ in dense}, {pk for pk, _ in keyword}
+    answered = {row["id"] for row in found}
+    if not found and keyword:
+        found = [_recall_row(rows[pk], similarity.get(pk), score) for pk, score in keyword if pk in rows]
+        found = found[:max_results]
+        source = "keyword"
+    elif answered & dense_ids and answered & keyword_ids:
+        source = "hybrid"
+    elif answered & dense_ids:
+        source = "vector"
+    else:
+        source = "keyword"
     trimmed = trim_to_token_budget(found, max_tokens)
     return {
         "messages": trimmed,
@@ -261,6 +340,20 @@ def recall_messages(
         "token_estimate": sum(estimate_tokens(m["content"]) for m in trimmed),
         "count": len(trimmed),
     }
+
+
+def _ts_ranked(messages: QuerySet[Message], query: str, *, limit: int) -> list[tuple[int, float]]:
+    """PostgreSQL's own ranking of messages holding any of the query's words."""
+    words = _or_query(query)
+    if not words:
+        return []
+    tsquery = SearchQuery(words, search_type="websearch", config=TEXT_SEARCH_CONFIG)
+    matches = (
+        messages.filter(search_vector=tsquery)
+        .annotate(rank=SearchRank(F("search_vector"), tsquery))
+        .order_by("-rank", "-created_at")
+    )
+    return [(pk, float(rank)) for pk, rank in matches.values_list("pk", "rank")[:limit]]
 
 
 @dataclass

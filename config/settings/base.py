@@ -185,7 +185,7 @@ SPECTACULAR_SETTINGS = {
     # Two answers have a "source" with different choices: name each set after what it describes.
     "ENUM_NAME_OVERRIDES": {
         "HitSourceEnum": ["semantic", "keyword", "hybrid", "memory"],
-        "RecallSourceEnum": ["vector", "keyword"],
+        "RecallSourceEnum": ["vector", "keyword", "hybrid"],
     },
 }
 
@@ -222,6 +222,10 @@ HISTORY_TOKEN_BUDGET = env_int("HISTORY_TOKEN_BUDGET", 800, minimum=50)
 ROLLING_SUMMARY_MAX_WORDS = env_int("ROLLING_SUMMARY_MAX_WORDS", 200, minimum=20)
 # Cross-session recall: cosine similarity floor. Unset: tuned per embedding model (see sessions_app.selectors).
 RECALL_SIMILARITY_THRESHOLD = env_str("RECALL_SIMILARITY_THRESHOLD")
+# How recall ranks earlier messages (bench/recall_eval.py compares them): dense, keyword, bm25, rrf or blend.
+RECALL_STRATEGY = env_str("RECALL_STRATEGY", "blend")
+# In the blend, the share of BM25 (normalised to the best match) beside cosine similarity.
+RECALL_KEYWORD_WEIGHT = env_float("RECALL_KEYWORD_WEIGHT", 0.3)
 
 # Filtered nearest-neighbour queries over at most this many rows are answered by an exact scan;
 # larger ones use the HNSW index with iterative scanning.

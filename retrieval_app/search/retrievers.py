@@ -24,11 +24,9 @@ from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
 from documents_app.uris import directory_ancestors
-from retrieval_app.core.text import TEXT_SEARCH_CONFIG
 from retrieval_app.core.vectors import has_more_rows_than, nearest_neighbours
 from sessions_app.uris import memory_uri
 
-MAX_QUERY_LEXEMES = 64
 MAX_CHECKED_LEXEMES = 16
 RRF_K = 60
 SEED_DIRECTORIES = 10
@@ -45,17 +43,6 @@ class Query:
     vector: list[float] | None
     model: str
     lexemes: tuple[str, ...]
-
-
-def query_lexemes(text: str) -> tuple[str, ...]:
-    """The stems PostgreSQL's English configuration makes of ``text``, stopwords dropped."""
-    with connection.cursor() as cursor:
-        # In the order they appear, so that a very long query keeps its beginning.
-        cursor.execute(
-            "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY positions[1] LIMIT %s",
-            [TEXT_SEARCH_CONFIG, text, MAX_QUERY_LEXEMES],
-        )
-        return tuple(row[0] for row in cursor.fetchall())
 
 
 @dataclass

@@ -22,6 +22,7 @@ from documents_app.selectors import node_scope, titles_in_use
 from documents_app.uris import doc_id_of, names_a_document
 from retrieval_app.core import ai
 from retrieval_app.core.db import release_database_connections
+from retrieval_app.core.text import TEXT_SEARCH_CONFIG, query_lexemes
 from retrieval_app.exceptions import QueryTooLong
 from retrieval_app.models import SearchTrace
 from retrieval_app.search import retrievers, rewriting
@@ -82,7 +83,7 @@ def _embedded_query(run: Run, text: str, *, with_terms: bool = True) -> retrieve
     except ai.EmbeddingError as exc:
         # Keyword search still answers; the trace says why the dense side is missing.
         run.plan["dense_unavailable"] = str(exc)[:300]
-    lexemes = retrievers.query_lexemes(text) if with_terms else ()
+    lexemes = query_lexemes(text) if with_terms else ()
     run.stage("query", started, embedded=vector is not None, model=model, terms=list(lexemes))
     return retrievers.Query(text=text, vector=vector, model=model, lexemes=lexemes)
 
@@ -231,7 +232,7 @@ def _coverage(query: retrievers.Query, texts: list[str]) -> list[float]:
         cursor.execute(
             "SELECT tsvector_to_array(to_tsvector(%s::regconfig, t))"
             " FROM unnest(%s::text[]) WITH ORDINALITY AS x(t, n) ORDER BY n",
-            [retrievers.TEXT_SEARCH_CONFIG, texts],
+            [TEXT_SEARCH_CONFIG, texts],
         )
         wanted = set(query.lexemes)
         return [len(wanted & set(row[0] or [])) / len(wanted) for row in cursor.fetchall()]
@@ -300,7 +301,7 @@ def retrieval_search(
     decision = _rewrite(run, run.query, context, options)
     if decision.query == run.query:
         embedded = retrievers.Query(
-            text=asked.text, vector=asked.vector, model=asked.model, lexemes=retrievers.query_lexemes(asked.text)
+            text=asked.text, vector=asked.vector, model=asked.model, lexemes=query_lexemes(asked.text)
         )
     else:
         embedded = _embedded_query(run, decision.query)

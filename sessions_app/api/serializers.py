@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from config.api import reject_nul
 from sessions_app.models import Memory, Message
+from sessions_app.selectors import RECALL_STRATEGIES
 
 
 class JSONObjectField(serializers.JSONField):
@@ -124,6 +125,13 @@ class RecallInSerializer(serializers.Serializer):
     max_results = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
     max_tokens = serializers.IntegerField(required=False, default=2000, min_value=1, max_value=100_000)
     threshold = serializers.FloatField(required=False, allow_null=True, default=None, min_value=-1.0, max_value=1.0)
+    strategy = serializers.ChoiceField(
+        choices=RECALL_STRATEGIES,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="How to rank: dense, keyword (ts_rank), bm25, rrf or blend (the default: RECALL_STRATEGY).",
+    )
 
 
 class SessionListQuerySerializer(serializers.Serializer):

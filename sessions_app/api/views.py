@@ -192,7 +192,7 @@ class RecallView(APIView):
             "Recall",
             {
                 "messages": serializers.ListField(child=serializers.DictField()),
-                "source": serializers.ChoiceField(choices=["vector", "keyword"]),
+                "source": serializers.ChoiceField(choices=["vector", "keyword", "hybrid"]),
                 "token_estimate": serializers.IntegerField(),
                 "count": serializers.IntegerField(),
             },

@@ -1,0 +1,139 @@
+"""BM25 ranking over PostgreSQL's full-text columns, for any table with a ``search_vector``.
+
+PostgreSQL's ``ts_rank`` counts how often and how close query words occur, but it does not weigh a
+word by how rare it is in the collection: "Biscuit" (a dog's name said twice in a year) counts no
+more than "work". BM25 does: each query stem is weighted by its inverse document frequency, term
+frequency saturates (k1) and long texts are normalised (b).
+
+The term statistics come from PostgreSQL itself, for the scope being searched (one owner, one
+agent): the number of rows, their average length, and each stem's document frequency. Counts use
+the GIN index and stop at ``COMMON_ROWS``: a stem found in that many rows says little, its weight is
+near zero, and it is left out of the match (the dense side covers what such words mean). Statistics
+are remembered for a few minutes per scope; they drift slowly, so a stale one changes scores a
+little, never which rows can be found.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+from collections.abc import Sequence
+
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import QuerySet
+
+K1, B = 1.2, 0.75
+COMMON_ROWS = 2000
+SAMPLE_ROWS = 2000
+STATS_TTL_S = 300
+
+
+def _scope_sql(queryset: QuerySet) -> tuple[str, tuple]:
+    """The scope as a subquery of (its primary key, ``search_vector``)."""
+    key = queryset.model._meta.pk.attname
+    sql, params = queryset.order_by().values(key, "search_vector").query.sql_with_params()
+    return sql, tuple(params)
+
+
+def _key_column(queryset: QuerySet) -> str:
+    return connection.ops.quote_name(queryset.model._meta.pk.column)
+
+
+def _cached(key: str, compute):
+    with contextlib.suppress(Exception):  # Redis down: compute every time rather than fail
+        value = cache.get(key)
+        if value is not None:
+            return value
+    value = compute()
+    with contextlib.suppress(Exception):
+        cache.set(key, value, STATS_TTL_S)
+    return value
+
+
+def _quoted(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def collection_stats(queryset: QuerySet) -> tuple[int, float]:
+    """The number of rows in scope and their average length in stems (sampled), in one round trip."""
+    sql, params = _scope_sql(queryset)
+    key = "bm25-scope:" + hashlib.sha256(f"{sql}|{params}".encode()).hexdigest()
+
+    def compute() -> tuple[int, float]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT (SELECT count(*) FROM ({sql}) AS scope),"  # noqa: S608 (Django's own SQL)
+                f" (SELECT avg(length(search_vector)) FROM (SELECT search_vector FROM ({sql}) AS scope LIMIT %s) s)",
+                (*params, *params, SAMPLE_ROWS),
+            )
+            rows, average = cursor.fetchone()
+        return rows, float(average or 1.0)
+
+    return _cached(key, compute)
+
+
+def document_frequencies(queryset: QuerySet, lexemes: Sequence[str]) -> dict[str, int]:
+    """How many rows in scope contain each stem, counted up to COMMON_ROWS; the stems not remembered
+    yet are counted together, in one round trip."""
+    sql, params = _scope_sql(queryset)
+    scope = hashlib.sha256(f"{sql}|{params}".encode()).hexdigest()
+    keys = {lexeme: f"bm25-df:{scope}:" + hashlib.sha256(lexeme.encode()).hexdigest() for lexeme in lexemes}
+    found: dict[str, int] = {}
+    with contextlib.suppress(Exception):  # Redis down: count them all
+        remembered = cache.get_many(list(keys.values()))
+        found = {lexeme: remembered[key] for lexeme, key in keys.items() if key in remembered}
+    missing = [lexeme for lexeme in keys if lexeme not in found]
+    if missing:
+        hits = f"SELECT 1 FROM ({sql}) AS scope WHERE search_vector @@ %s::tsquery LIMIT %s"  # noqa: S608
+        count = f"(SELECT count(*) FROM ({hits}) AS h)"  # noqa: S608
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT " + ", ".join([count] * len(missing)),
+                tuple(value for lexeme in missing for value in (*params, _quoted(lexeme), COMMON_ROWS)),
+            )
+            counted = dict(zip(missing, cursor.fetchone(), strict=True))
+        found.update(counted)
+        with contextlib.suppress(Exception):
+            cache.set_many({keys[lexeme]: n for lexeme, n in counted.items()}, STATS_TTL_S)
+    return found
+
+
+def idf(rows: int, frequency: int) -> float:
+    """BM25's inverse document frequency, never negative."""
+    return math.log(1 + (rows - frequency + 0.5) / (frequency + 0.5))
+
+
+def bm25_rank(queryset: QuerySet, lexemes: Sequence[str], *, limit: int) -> list[tuple[object, float]]:
+    """The rows in scope matching any informative stem, as (pk, BM25 score), best first."""
+    if not lexemes:
+        return []
+    rows, average = collection_stats(queryset)
+    frequencies = document_frequencies(queryset, lexemes)
+    informative = [lexeme for lexeme, df in frequencies.items() if 0 < df < COMMON_ROWS]
+    if not informative:
+        # Only common words: the rarest of them still says most.
+        common = sorted((df, lexeme) for lexeme, df in frequencies.items() if df)
+        informative = [lexeme for _, lexeme in common[:2]]
+    if not informative:
+        return []
+    weights = [(lexeme, idf(rows, frequencies[lexeme])) for lexeme in informative]
+    sql, params = _scope_sql(queryset)
+    tsquery = " | ".join(_quoted(lexeme) for lexeme, _ in weights)
+    values = ", ".join(["(%s, %s::float)"] * len(weights))
+    key = _key_column(queryset)
+    # Only identifiers and Django's own SQL are interpolated; every value is a parameter.
+    weight = "w.idf * (u.tf * %s) / (u.tf + %s * (1 - %s + %s * length(scope.search_vector) / %s))"
+    query = (
+        f"SELECT scope.{key}, SUM({weight}) AS score FROM ({sql}) AS scope"  # noqa: S608
+        " CROSS JOIN LATERAL (SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf"
+        " FROM unnest(scope.search_vector)) AS u"
+        f" JOIN (VALUES {values}) AS w(lexeme, idf) ON w.lexeme = u.lexeme"
+        " WHERE scope.search_vector @@ %s::tsquery"
+        f" GROUP BY scope.{key}, scope.search_vector ORDER BY score DESC, scope.{key} LIMIT %s"
+    )
+    flat = [item for pair in weights for item in pair]
+    with connection.cursor() as cursor:
+        cursor.execute(query, (K1 + 1, K1, B, B, average, *params, *flat, tsquery, limit))
+        return [(pk, float(score)) for pk, score in cursor.fetchall()]
