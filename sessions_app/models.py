@@ -103,6 +103,11 @@ class Message(EmbeddedModel):
         ASSISTANT = "assistant", "assistant"
         SYSTEM = "system", "system"
 
+    # ``metadata.source`` of text the product itself put into a conversation: quotes of retrieved
+    # passages, recalled memories, summaries, injected context. It is never a new fact about the user:
+    # summaries, memories and recall leave it out, so the product never echoes itself back.
+    DERIVED_SOURCES = frozenset({"retrieved", "recall", "memory", "memories", "summary", "context", "retrieval"})
+
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="messages")
     # Owner and agent are copied from the session so that recall filters one table, not a join.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_messages")
@@ -137,6 +142,16 @@ class Message(EmbeddedModel):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
+
+    @property
+    def is_derived(self) -> bool:
+        """Text the product itself put into the conversation: system turns and marked context."""
+        metadata = self.metadata or {}
+        return (
+            self.role == self.Role.SYSTEM
+            or bool(metadata.get("injected"))
+            or str(metadata.get("source", "")).lower() in self.DERIVED_SOURCES
+        )
 
 
 class Memory(EmbeddedModel):

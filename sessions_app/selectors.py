@@ -213,18 +213,16 @@ def _recall_row(message: Message, similarity: float | None, score: float) -> dic
 # fusion of dense and BM25 candidates: rrf (reciprocal rank) or blend (calibrated scores).
 RECALL_STRATEGIES = ("dense", "keyword", "bm25", "rrf", "blend")
 RRF_K = 60
-# Text the product itself wrote into a conversation: quotes of retrieved passages, recalled memories,
-# summaries. Recalling it would echo the product's own earlier answers back as if someone said them.
-DERIVED_SOURCES = ("retrieved", "recall", "memory", "memories", "summary", "context", "retrieval")
 
 
 def recall_scope(*, owner, agent_id: str | None = None, exclude_session_id: str | None = None) -> QuerySet[Message]:
     """The messages recall searches: the owner's (and agent's), but the excluded session's and text
-    the product itself wrote into conversations."""
+    the product itself wrote into conversations (``Message.is_derived``): recalling that would echo
+    the product's own earlier answers back as if someone had said them."""
     messages = Message.objects.filter(owner=owner).exclude(role=Message.Role.SYSTEM)
     # Containment (jsonb @>) is never NULL, so messages without these keys are always kept.
     derived = Q(metadata__contains={"injected": True})
-    for source in DERIVED_SOURCES:
+    for source in sorted(Message.DERIVED_SOURCES):
         derived |= Q(metadata__contains={"source": source})
     messages = messages.exclude(derived)
     if agent_id is not None:

@@ -9,6 +9,7 @@ conversations, and updates the session's working set with what it returned. Both
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,8 @@ logger = logging.getLogger(__name__)
 MODES = ("hierarchical", "flat")
 FUSIONS = ("blend", "rrf")
 RETRIEVERS = ("dense", "keyword")
+# An earlier question this close to the current one only repeats it: it is not an answer.
+REPEAT_SIMILARITY = 0.92
 
 
 @dataclass
@@ -238,8 +241,27 @@ def _coverage(query: retrievers.Query, texts: list[str]) -> list[float]:
         return [len(wanted & set(row[0] or [])) / len(wanted) for row in cursor.fetchall()]
 
 
-def _conversation_hits(run: Run, *, session: ChatSession, query: retrievers.Query, limit: int) -> list[Hit]:
-    """The owner's other sessions' messages relevant to the query, as hits."""
+def _normalised(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _echoes(message: dict[str, Any], *, query: retrievers.Query, document_uris: set[str]) -> str:
+    """Why an earlier message would only echo something, or "": the user asking the same question
+    again, or an answer that quoted a passage this search found itself (the source wins)."""
+    if message["role"] == "user" and (
+        _normalised(message["content"]) == _normalised(query.text) or (message["similarity"] or 0) >= REPEAT_SIMILARITY
+    ):
+        return "repeats the question"
+    quoted = set((message.get("metadata") or {}).get("context_uris") or [])
+    if quoted & document_uris:
+        return "quotes a passage found directly"
+    return ""
+
+
+def _conversation_hits(
+    run: Run, *, session: ChatSession, query: retrievers.Query, limit: int, document_uris: set[str]
+) -> list[Hit]:
+    """The owner's other sessions' messages relevant to the query, as hits, without echoes."""
     started = time.perf_counter()
     recalled = recall_messages(
         owner=run.owner,
@@ -251,16 +273,23 @@ def _conversation_hits(run: Run, *, session: ChatSession, query: retrievers.Quer
         query_vector=query.vector,
         query_model=query.model,
     )
-    hits = []
-    coverage = _coverage(query, [m["content"] for m in recalled["messages"]])
-    for message, share in zip(recalled["messages"], coverage, strict=True):
+    hits, echoes = [], []
+    messages = []
+    for message in recalled["messages"]:
+        why = _echoes(message, query=query, document_uris=document_uris)
+        if why:
+            echoes.append({"id": message["id"], "why": why})
+        else:
+            messages.append(message)
+    coverage = _coverage(query, [m["content"] for m in messages])
+    for message, share in zip(messages, coverage, strict=True):
         similarity = message["similarity"]
         how = f"semantic similarity {similarity:.2f}" if similarity is not None else "keyword match"
         how += f", {round(share * len(query.lexemes))}/{len(query.lexemes)} query terms" if query.lexemes else ""
         # Scored like document nodes and memories, so that one ranking and one threshold fit them all.
         score = retrievers.blend(dense=similarity, coverage=share)
         hits.append(message_hit(message, score=score, how=how, recall_source=recalled["source"]))
-    run.stage("conversations", started, source=recalled["source"], candidates=[h.brief() for h in hits])
+    run.stage("conversations", started, source=recalled["source"], candidates=[h.brief() for h in hits], echoes=echoes)
     return hits
 
 
@@ -318,7 +347,8 @@ def retrieval_search(
         found = retrievers.memory_candidates(memories, embedded, limit=max(limit, 10))
         run.stages += found.stages
         others = [memory_hit(c, embedded) for c in found.candidates]
-        others += _conversation_hits(run, session=session, query=embedded, limit=limit)
+        document_uris = {hit.uri for hit in hits}
+        others += _conversation_hits(run, session=session, query=embedded, limit=limit, document_uris=document_uris)
         others.sort(key=lambda h: -h.score)
         # Documents keep at least half the places: memories complement them, they do not crowd them out.
         hits = sorted(hits + others[: max(1, limit // 2)], key=lambda h: -h.score)

@@ -13,7 +13,7 @@ workers are queued only after the rows they need are committed.
 from sessions_app.services.commit import CommitResult, session_commit
 from sessions_app.services.history import FOLD_BATCH, HistoryContext, session_history_context
 from sessions_app.services.memories import memory_delete, memory_extract_and_upsert, memory_upsert
-from sessions_app.services.messages import INJECTED_SOURCES, NewMessage, is_injected, message_bulk_create
+from sessions_app.services.messages import NewMessage, message_bulk_create
 from sessions_app.services.recall import SearchContext, memory_recall, session_search_context
 from sessions_app.services.sessions import session_create, session_delete, session_update
 from sessions_app.services.working_set import (
@@ -26,14 +26,12 @@ from sessions_app.services.working_set import (
 
 __all__ = [
     "FOLD_BATCH",
-    "INJECTED_SOURCES",
     "MAX_SECTIONS",
     "CommitResult",
     "HistoryContext",
     "NewMessage",
     "SearchContext",
     "WorkingSet",
-    "is_injected",
     "memory_delete",
     "memory_extract_and_upsert",
     "memory_recall",

@@ -14,7 +14,6 @@ from retrieval_app.core import ai
 from retrieval_app.core.tasks import embed_later
 from sessions_app.models import Archive, ChatSession, Memory, Message
 from sessions_app.services.memories import empty_diff, memory_extract_and_upsert
-from sessions_app.services.messages import is_injected
 from sessions_app.services.sessions import fresh, lock_commits
 from sessions_app.uris import archive_uri
 
@@ -51,7 +50,7 @@ def session_commit(*, session: ChatSession, keep_recent: int = 0) -> CommitResul
                 reason="Nothing new to commit: every turn is already archived or kept live.",
             )
         engine = ai.text_engine()
-        turns = [ai.Turn(role=m.role, content=m.content) for m in pending if not is_injected(m)]
+        turns = [ai.Turn(role=m.role, content=m.content) for m in pending if not m.is_derived]
         overview = engine.overview(turns, owner_id=locked.owner_id) if turns else ai.Overview()
         index = (Archive.objects.filter(session=locked).aggregate(last=Max("index"))["last"] or 0) + 1
         archive = Archive.objects.create(

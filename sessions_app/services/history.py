@@ -10,7 +10,6 @@ from django.utils import timezone
 from retrieval_app.core import ai
 from sessions_app.models import ChatSession, Message
 from sessions_app.selectors import HistoryContext, history_tokens, history_window
-from sessions_app.services.messages import is_injected
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +46,7 @@ def session_history_context(*, session: ChatSession) -> HistoryContext:
         try:
             engine = ai.text_engine()
             for start in range(0, len(to_fold), FOLD_BATCH):
-                batch = [m for m in to_fold[start : start + FOLD_BATCH] if not is_injected(m)]
+                batch = [m for m in to_fold[start : start + FOLD_BATCH] if not m.is_derived]
                 summary = engine.summarize(
                     [ai.Turn(role=m.role, content=m.content) for m in batch],
                     previous=summary,

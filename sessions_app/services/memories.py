@@ -13,7 +13,6 @@ from django.utils import timezone
 from retrieval_app.core import ai
 from retrieval_app.core.ai.extractive import split_sentences
 from sessions_app.models import Archive, ChatSession, Memory, Message
-from sessions_app.services.messages import is_injected
 
 
 def empty_diff() -> dict[str, list[dict[str, Any]]]:
@@ -55,7 +54,7 @@ def memory_extract_and_upsert(
     sources: list[Message] = []
     turns: list[ai.Turn] = []
     for message in messages:
-        if is_injected(message):
+        if message.is_derived:
             continue
         content = _strip_known_text(message.content, known)
         if content:

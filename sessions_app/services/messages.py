@@ -18,9 +18,6 @@ from retrieval_app.core.tasks import embed_later
 from sessions_app.exceptions import SessionNotFound
 from sessions_app.models import ChatSession, Message
 
-# Message metadata marking text the product itself put into a conversation (recalled memories,
-# summaries, retrieved passages): it is context, never a new fact about the user.
-INJECTED_SOURCES = frozenset({"recall", "memory", "memories", "summary", "context", "retrieval"})
 # The worker jobs a write may queue (sessions_app.tasks): commit a session whose live turns reached
 # AUTO_COMMIT_TURNS; fold the older turns of a session into its rolling summary.
 AUTO_COMMIT_TASK = "sessions.auto_commit"
@@ -78,13 +75,3 @@ def message_bulk_create(*, session: ChatSession, messages: Sequence[NewMessage])
     if session.last_message_at is None or newest > session.last_message_at:
         session.last_message_at = newest
     return rows
-
-
-def is_injected(message: Message) -> bool:
-    """Text the product itself put into the conversation: system turns and marked context."""
-    metadata = message.metadata or {}
-    return (
-        message.role == Message.Role.SYSTEM
-        or bool(metadata.get("injected"))
-        or str(metadata.get("source", "")).lower() in INJECTED_SOURCES
-    )

@@ -186,3 +186,16 @@ def test_a_doc_id_in_upper_case_still_scopes_the_chat(auth_client, library):
     body = _chat(auth_client, message="warranty", doc_id=str(library["kettle"].id).upper()).json()
     assert "retrieval_error" not in body
     assert {item["doc_id"] for item in body["context"] if item["doc_id"]} == {str(library["kettle"].id)}
+
+
+def test_asking_again_in_a_new_chat_quotes_the_documents_not_the_earlier_chat(auth_client, user, library):
+    question = "How often should I descale the Aurora kettle?"
+    first = _chat(auth_client, message=question).json()
+    assert first["context"]
+    again = _chat(auth_client, message=question).json()  # a new session: the first is an earlier conversation
+    assert again["session_id"] != first["session_id"]
+    origins = [item["origin"] for item in again["context"]]
+    assert "conversation" not in origins, "neither the repeated question nor the quoted answer comes back"
+    assert again["context"][0]["origin"] == "document"
+    assert "viking://session/" not in again["message"], "every quote is from a document, none from a chat"
+    assert again["message"] == first["message"], "asking again gives the same answer, not a worse one"
