@@ -22,11 +22,11 @@ def retrieved_answer(query: str, context: Sequence[Hit], *, retrieval_error: str
     lines = ["No language model is configured; these passages were retrieved (not generated) for your question:"]
     for number, hit in enumerate(context[:3], start=1):
         sentences = extractive.split_sentences(hit.content or hit.text) or [hit.text]
-        ranked = sorted(
-            enumerate(sentences), key=lambda item: (-len(wanted & set(extractive.terms_of(item[1]))), item[0])
-        )
-        chosen = sorted(ranked[:2], key=lambda item: item[0])
-        quote = " ".join(sentence for _, sentence in chosen).strip()
+        ranked = sorted(range(len(sentences)), key=lambda i: (-len(wanted & set(extractive.terms_of(sentences[i]))), i))
+        # A quote is one contiguous span of the source: the best sentence, with the next best only
+        # when it stands right beside it.
+        span = sorted(ranked[:2]) if len(ranked) > 1 and abs(ranked[0] - ranked[1]) == 1 else ranked[:1]
+        quote = " ".join(sentences[i] for i in span).strip()
         where = hit.title or hit.uri
         lines.append(f'{number}. "{quote}" ({where}, {hit.uri})')
     return "\n".join(lines)

@@ -4,10 +4,12 @@ import math
 
 import pytest
 
+from retrieval_app.chat import retrieved_answer
 from retrieval_app.core import ai
 from retrieval_app.core.ai import extractive, memories
 from retrieval_app.core.ai.engines import ExtractiveEngine, Turn, build_overview
 from retrieval_app.models import ModelCall
+from retrieval_app.search.hits import Hit
 
 CONVERSATION = [
     Turn("user", "Hi! My name is Dana Whitfield and I work as a data engineer at Contoso. I live in Lyon."),
@@ -223,3 +225,57 @@ def test_a_vector_is_never_stored_for_text_that_changed_meanwhile():
     )
     memory.refresh_from_db()
     assert done == 0 and memory.embedding is None
+
+
+HARD_WRAPPED = """# Updating the firmware
+
+The router checks for updates every night. To update by hand, open the admin page at
+192.168.8.1, choose Firmware and press Update. Do not unplug it while the light
+blinks, e.g. during the first five minutes.
+
+## Factory reset
+Hold the reset button for 10 seconds.
+All settings are erased. Dr. Lee's team
+recommends a backup first.
+
+- Back up the settings
+- Then reset
+"""
+
+
+def test_sentences_follow_the_text_not_its_line_breaks():
+    assert extractive.split_sentences(HARD_WRAPPED) == [
+        "Updating the firmware",
+        "The router checks for updates every night.",
+        "To update by hand, open the admin page at 192.168.8.1, choose Firmware and press Update.",
+        "Do not unplug it while the light blinks, e.g. during the first five minutes.",
+        "Factory reset",
+        "Hold the reset button for 10 seconds.",
+        "All settings are erased.",
+        "Dr. Lee's team recommends a backup first.",
+        "Back up the settings",
+        "Then reset",
+    ]
+
+
+def test_a_quoted_answer_is_a_contiguous_verbatim_span_of_its_source():
+    hit = Hit(
+        uri="viking://resources/users/1/documents/x/section_001",
+        doc_id="x",
+        chunk_id="1",
+        level="L1",
+        text="",
+        abstract="",
+        overview="",
+        content=HARD_WRAPPED,
+        title="Firmware",
+        kind="chunk",
+        origin="document",
+        score=1.0,
+        source="hybrid",
+        match_reason="",
+    )
+    answer = retrieved_answer("how do I update the firmware by hand?", [hit])
+    quote = answer.split('"')[1]
+    assert quote.startswith("To update by hand, open the admin page at 192.168.8.1")
+    assert quote in " ".join(HARD_WRAPPED.split()), "every quote is a contiguous span of the source"

@@ -31,8 +31,22 @@ anything
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
-_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+# A candidate sentence end: terminal punctuation, closing quotes or brackets, white space, then what
+# can open a sentence. Whether it really ends one is decided in ``_sentences_of_paragraph``.
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_BULLET = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)])\s+")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_STANDS_ALONE = re.compile(r"^.{1,40}(?<![.!?:;,\-])$")
+# Words that end with a full stop without ending the sentence.
+_ABBREVIATIONS = frozenset(
+    (
+        *("e.g", "i.e", "etc", "vs", "cf", "al", "approx", "dept", "est", "fig", "no", "nos", "vol", "ch", "sec"),
+        *("st", "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "inc", "ltd", "co", "corp", "p", "pp", "ca", "ref"),
+        *("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"),
+        *("mon", "tue", "wed", "thu", "fri", "sat", "sun"),
+    )
+)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'+#&.-]*[A-Za-z0-9+#]|[A-Za-z]|\d[\d,.:/-]*\d|\d")
 _DIGIT = re.compile(r"\d")
 _MONTHS = (
@@ -102,16 +116,66 @@ def terms_of(text: str) -> tuple[str, ...]:
     )
 
 
-def split_sentences(text: str, *, max_chars: int = 400) -> list[str]:
-    sentences = []
-    for piece in _SENTENCE_BREAK.split(text or ""):
-        piece = _BULLET.sub("", piece).strip()
-        if not piece:
+def _paragraphs(text: str) -> list[str]:
+    """Blocks of text a sentence never crosses: paragraphs (their hard-wrapped lines joined), headings,
+    list items and table rows, each on its own; code blocks are left out."""
+    blocks: list[str] = []
+    current: list[str] = []
+    in_code = False
+
+    def close() -> None:
+        if current:
+            blocks.append(" ".join(current))
+            current.clear()
+
+    for raw in (text or "").splitlines():
+        if _FENCE.match(raw):
+            close()
+            in_code = not in_code
             continue
-        if len(piece) > max_chars:
-            cut = piece[:max_chars].rsplit(" ", 1)[0]
-            piece = cut.rstrip(",;:") + " ..."
-        sentences.append(piece)
+        line = raw.strip()
+        if in_code:
+            continue
+        if not line:
+            close()
+        elif _HEADING.match(line) or line.startswith("|"):
+            close()
+            blocks.append(_HEADING.sub("", line).strip(" |"))
+        elif _BULLET.match(line):
+            close()
+            current.append(_BULLET.sub("", line))
+        else:
+            if current and _STANDS_ALONE.match(current[-1]) and line[:1].isupper():
+                close()  # a short line without punctuation before a capitalised one is a title of its own
+            current.append(line)
+    close()
+    return blocks
+
+
+def _sentences_of_paragraph(paragraph: str) -> list[str]:
+    sentences, start = [], 0
+    for end in _SENTENCE_END.finditer(paragraph):
+        before = paragraph[start : end.start()].rsplit(" ", 1)[-1].lower().rstrip(".")
+        if paragraph[end.start()] == "." and (before in _ABBREVIATIONS or re.fullmatch(r"[a-z]", before)):
+            continue  # "e.g. Paris", "Dr. Lee", "J. R. Smith": not the end of a sentence
+        sentences.append(paragraph[start : end.end()].strip())
+        start = end.end()
+    sentences.append(paragraph[start:].strip())
+    return [sentence for sentence in sentences if sentence]
+
+
+def split_sentences(text: str, *, max_chars: int = 400) -> list[str]:
+    """The sentences of a text, as its reader sees them: a sentence may run over several hard-wrapped
+    lines, never across a paragraph, heading or list item; abbreviations and initials do not end one.
+    Each is the source's own words (white space folded); one longer than ``max_chars`` is cut at a
+    word, marked with " ..."."""
+    sentences = []
+    for paragraph in _paragraphs(text):
+        for piece in _sentences_of_paragraph(" ".join(paragraph.split())):
+            if len(piece) > max_chars:
+                cut = piece[:max_chars].rsplit(" ", 1)[0]
+                piece = cut.rstrip(",;:") + " ..."
+            sentences.append(piece)
     return sentences
 
 
