@@ -1,0 +1,94 @@
+"""Reads the recall set in ``data/`` and checks its labels. Every function returns fresh copies."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+KINDS = ("single", "multi_hop", "temporal", "open", "absent")
+
+
+@cache
+def _load() -> tuple[dict, ...]:
+    return tuple(json.loads(path.read_text(encoding="utf-8")) for path in sorted(DATA.glob("*.json")))
+
+
+def conversations() -> list[dict]:
+    """``{"id", "speakers", "relation", "sessions": [{"index", "date", "turns": [{"speaker", "text"}]}]}``,
+    in file order, without their questions."""
+    return [{k: copy.deepcopy(v) for k, v in conv.items() if k != "questions"} for conv in _load()]
+
+
+def questions(conversation_id: str | None = None) -> list[dict]:
+    """``{"id", "conversation", "kind", "question", "evidence": [[session, turn], ...], "answer"}``."""
+    return [
+        {"conversation": conv["id"], **copy.deepcopy(q)}
+        for conv in _load()
+        if conversation_id in (None, conv["id"])
+        for q in conv["questions"]
+    ]
+
+
+def check() -> list[str]:
+    """Every inconsistency found: unknown kinds, evidence outside the sessions, unanswerable questions with
+    evidence, answerable ones without, sessions out of order or turns not alternating. Empty when all is well."""
+    errors: list[str] = []
+    ids: set[str] = set()
+    for conv in _load():
+        cid = conv["id"]
+        speakers = conv["speakers"]
+        if len(speakers) != 2 or len(set(speakers)) != 2:
+            errors.append(f"{cid}: needs two distinct speakers, has {speakers}")
+        sessions = conv["sessions"]
+        dates = []
+        for number, session in enumerate(sessions):
+            if session["index"] != number:
+                errors.append(f"{cid}: session {number} has index {session['index']}")
+            try:
+                dates.append(dt.datetime.fromisoformat(session["date"]))
+            except ValueError:
+                errors.append(f"{cid}: session {number} has a bad date {session['date']!r}")
+            turns = session["turns"]
+            for i, turn in enumerate(turns):
+                if turn["speaker"] not in speakers:
+                    errors.append(f"{cid}: session {number} turn {i} by unknown speaker {turn['speaker']!r}")
+                if not turn["text"].strip():
+                    errors.append(f"{cid}: session {number} turn {i} is empty")
+                if i and turn["speaker"] == turns[i - 1]["speaker"]:
+                    errors.append(f"{cid}: session {number} turn {i} does not alternate speakers")
+        if dates != sorted(dates):
+            errors.append(f"{cid}: sessions are not in date order")
+        for q in conv["questions"]:
+            where = f"{cid}/{q['id']}"
+            if q["id"] in ids:
+                errors.append(f"{where}: duplicate id")
+            ids.add(q["id"])
+            if q["kind"] not in KINDS:
+                errors.append(f"{where}: unknown kind {q['kind']!r}")
+            if not q["question"].strip() or not q["answer"].strip():
+                errors.append(f"{where}: empty question or answer")
+            evidence = q["evidence"]
+            if (q["kind"] == "absent") != (not evidence):
+                errors.append(f"{where}: kind {q['kind']} with {len(evidence)} evidence turns")
+            if len({tuple(e) for e in evidence}) != len(evidence):
+                errors.append(f"{where}: repeated evidence")
+            for pair in evidence:
+                if len(pair) != 2 or not all(isinstance(x, int) for x in pair):
+                    errors.append(f"{where}: evidence {pair!r} is not [session, turn]")
+                    continue
+                s, t = pair
+                if not (0 <= s < len(sessions) and 0 <= t < len(sessions[s]["turns"])):
+                    errors.append(f"{where}: evidence {pair!r} points outside the sessions")
+            if q["kind"] == "multi_hop" and len(evidence) < 2:
+                errors.append(f"{where}: multi_hop with fewer than two evidence turns")
+    return errors
+
+
+def fingerprint() -> str:
+    """A hash of the whole set, so two runs can be shown to have used the same data."""
+    return hashlib.sha256(json.dumps(_load(), sort_keys=True).encode()).hexdigest()[:16]
