@@ -152,7 +152,7 @@ TOPICS = {
 
 def main() -> None:
     # Every embedding is recorded as a model call, so the bench needs a migrated database of its own.
-    django_for_bench("recollect_bench_recall")
+    django_for_bench("recollect_bench_threshold")
     import numpy as np
 
     from retrieval_app.core import ai

@@ -1,7 +1,8 @@
 """Runs everything Recollect needs on one machine: ``python -m config.stack`` (``make run``).
 
-It starts (or reuses) the database and Redis, applies migrations, then runs a Celery worker and
-Daphne (HTTP and websockets) as child processes until Ctrl-C or SIGTERM, and stops them all.
+It starts (or reuses) the database and Redis, applies migrations, then runs two Celery workers (one
+for interactive work, one for bulk work such as indexing) and Daphne (HTTP and websockets) as child
+processes until Ctrl-C or SIGTERM, and stops them all.
 The children run in their own process groups, so a terminal's Ctrl-C reaches this supervisor only and
 each child gets exactly one orderly SIGTERM; they also die with the supervisor if it is killed.
 """
@@ -21,6 +22,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE
 
 STOP_TIMEOUT_S = 20.0
 READY_TIMEOUT_S = 60.0
@@ -138,24 +141,16 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, request_stop)
 
     concurrency = args.concurrency or settings.CELERY_WORKER_CONCURRENCY
+
+    def worker(queue: str, processes: int) -> subprocess.Popen:
+        argv = [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO"]
+        argv += ["--queues", queue, "--concurrency", str(processes), "--hostname", f"{queue}-{args.port}@%h"]
+        return _spawn(f"{queue} worker", argv)
+
     children = {
-        "worker": _spawn(
-            "worker",
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--loglevel",
-                "INFO",
-                "--concurrency",
-                str(concurrency),
-                "--hostname",
-                f"recollect-{args.port}@%h",
-            ],
-        ),
+        # One process answers interactive work at once; bulk work gets the configured concurrency.
+        "interactive worker": worker(INTERACTIVE_QUEUE, 1),
+        "bulk worker": worker(BULK_QUEUE, concurrency),
         "daphne": _spawn(
             "daphne",
             [sys.executable, "-m", "daphne", "-b", args.host, "-p", str(args.port), "config.asgi:application"],

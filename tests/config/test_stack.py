@@ -99,6 +99,7 @@ def test_run_starts_everything_serves_http_and_stops_cleanly_then_reuses_its_dat
         status, token = _get(f"{base}/api/auth/token", data=body)
         assert status == 200 and token["token"], "the first run's account did not survive a restart"
         _the_worker_embeds_recorded_messages(base, token["token"])
+        _a_message_is_found_by_meaning_while_documents_are_indexed(base, token["token"])
         _the_worker_indexes_an_uploaded_document(base, token["token"])
     finally:
         code, output = _stop(second)
@@ -122,12 +123,11 @@ def _the_worker_embeds_recorded_messages(base: str, token: str) -> None:
     raise AssertionError("the Celery worker did not embed the message")
 
 
-def _the_worker_indexes_an_uploaded_document(base: str, token: str) -> None:
+def _upload(base: str, token: str, name: str, text: str) -> str:
     boundary = "recollect-test-boundary"
     body = (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="guide.md"\r\n'
-        "Content-Type: text/markdown\r\n\r\n# Guide\n\nThe warranty covers parts and labour for two years.\r\n"
-        f"--{boundary}--\r\n"
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+        f"Content-Type: text/markdown\r\n\r\n{text}\r\n--{boundary}--\r\n"
     ).encode()
     request = urllib.request.Request(
         f"{base}/api/documents/upload",
@@ -136,8 +136,40 @@ def _the_worker_indexes_an_uploaded_document(base: str, token: str) -> None:
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.status == 202
-        doc_id = json.loads(response.read())["doc_id"]
-    deadline = time.monotonic() + 60
+        return json.loads(response.read())["doc_id"]
+
+
+def _a_message_is_found_by_meaning_while_documents_are_indexed(base: str, token: str) -> None:
+    """Bulk indexing fills its own queue; a message recorded meanwhile is embedded at once."""
+    manuals = [
+        "\n\n".join(
+            f"## Part {part}\n\nStep {part}.{step} of manual {number}: turn valve {part * step} by {step} degrees "
+            f"and log pressure reading {number * 1000 + part * 10 + step} in the plant register."
+            for part in range(1, 100)
+            for step in range(1, 4)
+        )
+        for number in range(6)
+    ]
+    documents = [_upload(base, token, f"manual-{number}.md", text) for number, text in enumerate(manuals)]
+    status, session = _get(f"{base}/api/sessions", data=b'{"title": "food"}', token=token)
+    messages = {"messages": [{"role": "user", "content": "I am allergic to shellfish."}]}
+    status, _ = _get(f"{base}/api/sessions/{session['session_id']}/messages", json.dumps(messages).encode(), token)
+    assert status == 201
+    deadline = time.monotonic() + 5  # a worker busy with documents would take far longer
+    recall = json.dumps({"query": "Which seafood should be avoided?"}).encode()
+    while time.monotonic() < deadline:
+        _, found = _get(f"{base}/api/memory/recall", data=recall, token=token)
+        if any(m["content"] == "I am allergic to shellfish." and m["similarity"] for m in found["messages"]):
+            statuses = [_get(f"{base}/api/documents/{doc_id}", token=token)[1]["status"] for doc_id in documents]
+            assert set(statuses) != {"ready"}, "the bulk queue should still have been busy"
+            return
+        time.sleep(0.2)
+    raise AssertionError("a message recorded during a bulk ingest was not found by meaning")
+
+
+def _the_worker_indexes_an_uploaded_document(base: str, token: str) -> None:
+    doc_id = _upload(base, token, "guide.md", "# Guide\n\nThe warranty covers parts and labour for two years.")
+    deadline = time.monotonic() + 180  # behind the manuals above, on the bulk queue
     while time.monotonic() < deadline:
         _, document = _get(f"{base}/api/documents/{doc_id}", token=token)
         if document["status"] == "ready":
