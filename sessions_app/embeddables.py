@@ -2,12 +2,46 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.db.models import Q
+
 from retrieval_app.core.embedding import Embeddable
 from sessions_app.models import Archive, Memory, Message
+
+PREVIOUS_TURN_CHARS = 300
 
 
 def message_text(message: Message) -> str:
     return message.content
+
+
+def _speaker(message: Message) -> str:
+    return str((message.metadata or {}).get("speaker") or message.role)
+
+
+def message_texts(messages: list[Message]) -> list[str]:
+    """What a message's vector is made from: a turn alone ("Yes, last Tuesday!") says little, so it
+    is represented with its speaker, its date and the turn it answers (MESSAGE_CONTEXT). Its
+    ``content`` stays exactly as written."""
+    context = settings.MESSAGE_CONTEXT
+    if context == "none":
+        return [message.content for message in messages]
+    previous: dict[tuple, Message] = {}
+    if context in ("previous", "full"):
+        wanted = Q(pk__in=[])
+        for message in messages:
+            wanted |= Q(session_id=message.session_id, seq=message.seq - 1)
+        previous = {(m.session_id, m.seq): m for m in Message.objects.filter(wanted).defer("embedding")}
+    texts = []
+    for message in messages:
+        text = message.content
+        if context in ("speaker", "full"):
+            text = f"{_speaker(message)} ({message.created_at:%d %B %Y}): {text}"
+        before = previous.get((message.session_id, message.seq - 1))
+        if before is not None and not before.is_derived:
+            text += f"\nIn reply to {_speaker(before)}: {before.content[:PREVIOUS_TURN_CHARS]}"
+        texts.append(text)
+    return texts
 
 
 def archive_text(archive: Archive) -> str:
@@ -19,7 +53,7 @@ def memory_text(memory: Memory) -> str:
 
 
 EMBEDDABLES = (
-    Embeddable("messages", Message.objects.all, message_text, ("content",), "message_embedding"),
+    Embeddable("messages", Message.objects.all, message_text, ("content",), "message_embedding", message_texts),
     Embeddable("archives", Archive.objects.all, archive_text, ("abstract", "overview"), "archive_embedding"),
     Embeddable(
         "memories",

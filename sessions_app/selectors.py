@@ -7,6 +7,7 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +19,7 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     FloatField,
+    Max,
     OuterRef,
     Q,
     QuerySet,
@@ -25,10 +27,11 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from config.exceptions import InvalidInputError
-from retrieval_app.core import ai
+from retrieval_app.core import ai, when
 from retrieval_app.core.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 from retrieval_app.core.bm25 import bm25_rank
 from retrieval_app.core.text import TEXT_SEARCH_CONFIG, query_lexemes
@@ -285,10 +288,20 @@ def recall_messages(
     threshold = recall_threshold() if threshold is None else threshold
     pool = max(50, 3 * max_results)
 
+    span = when.span_of(query, now=_latest(messages) if when.needs_now(query) else None)
     dense: list[tuple[int, float]] = []
     if query_vector is not None and strategy != "keyword" and strategy != "bm25":
         nearest = nearest_neighbours(queryset=messages, embedding=query_vector, model_name=query_model, limit=pool)
         dense = [(m.pk, 1 - m.distance) for m in nearest]
+        if span is not None:
+            # A question about a time also gets the nearest of what was said then, however far down
+            # the whole history's ranking it would come.
+            then = messages.filter(created_at__gte=span.start, created_at__lt=span.end)
+            seen = {pk for pk, _ in dense}
+            nearest = nearest_neighbours(queryset=then, embedding=query_vector, model_name=query_model, limit=pool // 2)
+            dense = sorted(
+                [*dense, *((m.pk, 1 - m.distance) for m in nearest if m.pk not in seen)], key=lambda c: -c[1]
+            )
     keyword: list[tuple[int, float]] = []
     if strategy == "keyword":
         keyword = _ts_ranked(messages, query, limit=pool)
@@ -312,6 +325,14 @@ def recall_messages(
         )
     rows = {m.pk: m for m in rows}
     similarity = {pk: 1 - m.distance for pk, m in rows.items() if getattr(m, "distance", None) is not None}
+
+    if span is not None:
+        boost = 1 + settings.RECALL_TIME_BOOST
+        fused = {
+            pk: score * boost if span.start <= rows[pk].created_at < span.end else score
+            for pk, score in fused.items()
+            if pk in rows
+        }
 
     def passes(pk: int) -> bool:
         known = similarity.get(pk)
@@ -338,6 +359,11 @@ def recall_messages(
         "token_estimate": sum(estimate_tokens(m["content"]) for m in trimmed),
         "count": len(trimmed),
     }
+
+
+def _latest(messages: QuerySet[Message]) -> datetime:
+    """The time a question about "last May" is asked from: the latest thing remembered."""
+    return messages.aggregate(latest=Max("created_at"))["latest"] or timezone.now()
 
 
 def _ts_ranked(messages: QuerySet[Message], query: str, *, limit: int) -> list[tuple[int, float]]:

@@ -222,10 +222,15 @@ HISTORY_TOKEN_BUDGET = env_int("HISTORY_TOKEN_BUDGET", 800, minimum=50)
 ROLLING_SUMMARY_MAX_WORDS = env_int("ROLLING_SUMMARY_MAX_WORDS", 200, minimum=20)
 # Cross-session recall: cosine similarity floor. Unset: tuned per embedding model (see sessions_app.selectors).
 RECALL_SIMILARITY_THRESHOLD = env_str("RECALL_SIMILARITY_THRESHOLD")
+# What a message's vector is made from: its words alone ("none"), with its speaker and date
+# ("speaker"), or also with the turn it answers ("full"); bench/recall_eval.py measures them.
+MESSAGE_CONTEXT = env_str("MESSAGE_CONTEXT", "full")
 # How recall ranks earlier messages (bench/recall_eval.py compares them): dense, keyword, bm25, rrf or blend.
 RECALL_STRATEGY = env_str("RECALL_STRATEGY", "blend")
 # In the blend, the share of BM25 (normalised to the best match) beside cosine similarity.
 RECALL_KEYWORD_WEIGHT = env_float("RECALL_KEYWORD_WEIGHT", 0.3)
+# A question that names a time ("last May", "on 31 March 2025") prefers what was said then by this much.
+RECALL_TIME_BOOST = env_float("RECALL_TIME_BOOST", 0.2)
 
 # Filtered nearest-neighbour queries over at most this many rows are answered by an exact scan;
 # larger ones use the HNSW index with iterative scanning.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -51,8 +52,19 @@ def context_block(hits: Sequence[Hit]) -> tuple[str, list[Hit], dict[str, Any]]:
             entry.update(tier="L2", text=content)
             used += extra
     record = {"max_tokens": budget, "used": used, "tiers": {e["hit"].uri: e["tier"] for e in entries}, "cut": cut}
-    block = "\n\n".join(f"[{e['hit'].uri}] ({e['tier']})\n{e['text']}" for e in entries)
+    block = "\n\n".join(f"[{e['hit'].uri}] ({e['tier']}{_when(e['hit'])})\n{e['text']}" for e in entries)
     return block, [e["hit"] for e in entries], record
+
+
+def _when(hit: Hit) -> str:
+    """When an earlier turn was said, so the model can answer "when" and "last May" questions."""
+    if not hit.created_at:
+        return ""
+    try:
+        said = datetime.fromisoformat(hit.created_at)
+    except ValueError:
+        return ""
+    return f", said on {said:%A %d %B %Y}"
 
 
 def prompt_assemble(*, message: str, hits: Sequence[Hit], history: HistoryContext) -> Prompt:

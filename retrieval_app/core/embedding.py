@@ -26,6 +26,12 @@ class Embeddable:
     text_of: Callable[[object], str]
     text_fields: tuple[str, ...]
     purpose: str
+    # Texts for a whole batch at once, for a kind whose text needs its neighbours (a message and the
+    # turn before it): one query per batch rather than one per row.
+    texts_of: Callable[[list], list[str]] | None = None
+
+    def texts(self, rows: list) -> list[str]:
+        return self.texts_of(rows) if self.texts_of else [self.text_of(row) for row in rows]
 
 
 _KINDS: dict[str, Embeddable] = {}
@@ -50,7 +56,8 @@ def embeddable_get(name: str) -> Embeddable:
 def embed_rows(
     *,
     queryset: QuerySet,
-    text_of: Callable[[object], str],
+    text_of: Callable[[object], str] | None = None,
+    texts_of: Callable[[list], list[str]] | None = None,
     purpose: str,
     text_fields: tuple[str, ...],
     batch_size: int = 64,
@@ -71,9 +78,8 @@ def embed_rows(
         if not batch:
             return done
         owners = {getattr(row, "owner_id", None) for row in batch}
-        vectors, made_by = ai.embed_texts(
-            [text_of(row) for row in batch], purpose=purpose, owner_id=owners.pop() if len(owners) == 1 else None
-        )
+        texts = texts_of(batch) if texts_of else [text_of(row) for row in batch]
+        vectors, made_by = ai.embed_texts(texts, purpose=purpose, owner_id=owners.pop() if len(owners) == 1 else None)
         rows = queryset.model.objects
         with transaction.atomic():
             for row, vector in zip(batch, vectors, strict=True):
@@ -99,7 +105,7 @@ def embed_ids(*, kind: str, ids: list, batch_size: int = 64) -> int:
     spec = embeddable_get(kind)
     return embed_rows(
         queryset=spec.rows().filter(pk__in=ids),
-        text_of=spec.text_of,
+        texts_of=spec.texts,
         text_fields=spec.text_fields,
         purpose=spec.purpose,
         batch_size=batch_size,
@@ -121,7 +127,7 @@ def embeddings_backfill(
         tick = progress(spec, count_unembedded(queryset=rows, restale=restale)) if progress else None
         done[spec.name] = embed_rows(
             queryset=rows,
-            text_of=spec.text_of,
+            texts_of=spec.texts,
             text_fields=spec.text_fields,
             purpose="backfill",
             batch_size=batch_size,

@@ -99,16 +99,21 @@ def memory_hit(candidate: retrievers.Candidate, query: retrievers.Query) -> Hit:
     )
 
 
+def _speaker(message: dict[str, Any]) -> str:
+    return str((message.get("metadata") or {}).get("speaker") or message["role"])
+
+
 def message_hit(message: dict[str, Any], *, score: float, how: str, recall_source: str) -> Hit:
     """A turn of an earlier conversation: it is its own overview (L1); its abstract says who said it
     where (L0)."""
+    where = message["session_title"] or "an earlier session"
     return Hit(
         uri=message_uri(message["session_id"], message["id"]),
         doc_id=None,
         chunk_id=str(message["id"]),
         level="L1",
         text=message["content"][:MESSAGE_OVERVIEW_CHARS],
-        abstract=f'{message["role"]} in "{message["session_title"] or "an earlier session"}"',
+        abstract=f'{_speaker(message)} on {message["created_at"][:10]} in "{where}"',
         overview=message["content"][:MESSAGE_OVERVIEW_CHARS],
         content=message["content"],
         title=message["session_title"],

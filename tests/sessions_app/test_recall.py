@@ -1,6 +1,8 @@
 """Cross-session recall: vector search scoped to the owner and agent, a similarity threshold,
 the token budget's trimming rule, and the keyword fallback when vectors are missing or cannot be made."""
 
+import datetime as dt
+
 import pytest
 from django.core.management import call_command
 
@@ -175,3 +177,23 @@ def test_text_the_product_wrote_itself_is_never_recalled(user, django_capture_on
         )
     found = services.memory_recall(owner=user, query="Helm chart replicas", threshold=0.0)
     assert [m["content"] for m in found["messages"]] == ["We run three Helm chart replicas in production."]
+
+
+def test_a_question_about_a_time_prefers_what_was_said_then(user, django_capture_on_commit_callbacks):
+    said = {
+        "2025-03-08": "We went hiking in the Alps with my brother.",
+        "2025-05-17": "We went hiking in the Pyrenees with my cousins.",
+        "2025-09-20": "We went hiking in Snowdonia with the dog.",
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        for day, text in said.items():
+            session = ChatSessionFactory(owner=user)
+            when = dt.datetime.fromisoformat(day).replace(hour=12, tzinfo=dt.UTC)
+            services.message_bulk_create(session=session, messages=[services.NewMessage("user", text, created_at=when)])
+    assert (
+        services.memory_recall(owner=user, query="Where did we go hiking in May 2025?")["messages"][0]["content"]
+        == said["2025-05-17"]
+    )
+    last_march = services.memory_recall(owner=user, query="Where did we go hiking last March?")["messages"]
+    assert last_march[0]["content"] == said["2025-03-08"], "'last March' counts back from the latest memory"
+    assert all(message["created_at"] for message in last_march), "every recalled message carries its date"
