@@ -9,6 +9,7 @@ from retrieval_app.core.embedding import Embeddable
 from sessions_app.models import Archive, Memory, Message
 
 PREVIOUS_TURN_CHARS = 300
+SHORT_TURN_WORDS = 25
 
 
 def message_text(message: Message) -> str:
@@ -20,9 +21,10 @@ def _speaker(message: Message) -> str:
 
 
 def message_texts(messages: list[Message]) -> list[str]:
-    """What a message's vector is made from: a turn alone ("Yes, last Tuesday!") says little, so it
-    is represented with its speaker, its date and the turn it answers (MESSAGE_CONTEXT). Its
-    ``content`` stays exactly as written."""
+    """What a message's vector is made from: a turn alone ("Yes, last Tuesday!") says little, so a
+    short one is represented with the turn it answers, and one whose speaker is named
+    (``metadata.speaker``) with that name and its date (MESSAGE_CONTEXT). Its ``content`` stays
+    exactly as written."""
     context = settings.MESSAGE_CONTEXT
     if context == "none":
         return [message.content for message in messages]
@@ -35,10 +37,13 @@ def message_texts(messages: list[Message]) -> list[str]:
     texts = []
     for message in messages:
         text = message.content
-        if context in ("speaker", "full"):
-            text = f"{_speaker(message)} ({message.created_at:%d %B %Y}): {text}"
+        name = (message.metadata or {}).get("speaker")
+        if context in ("speaker", "full") and name:
+            # A person's name is what questions about them ask by; "user" and "assistant" say nothing.
+            text = f"{name} ({message.created_at:%d %B %Y}): {text}"
         before = previous.get((message.session_id, message.seq - 1))
-        if before is not None and not before.is_derived:
+        # A long turn says enough by itself; a short one ("Yes, last Tuesday!") needs what it answers.
+        if before is not None and not before.is_derived and len(message.content.split()) < SHORT_TURN_WORDS:
             text += f"\nIn reply to {_speaker(before)}: {before.content[:PREVIOUS_TURN_CHARS]}"
         texts.append(text)
     return texts

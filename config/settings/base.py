@@ -226,7 +226,7 @@ RECALL_SIMILARITY_THRESHOLD = env_str("RECALL_SIMILARITY_THRESHOLD")
 # ("speaker"), or also with the turn it answers ("full"); bench/recall_eval.py measures them.
 MESSAGE_CONTEXT = env_str("MESSAGE_CONTEXT", "full")
 # How recall ranks earlier messages (bench/recall_eval.py compares them): dense, keyword, bm25, rrf or blend.
-RECALL_STRATEGY = env_str("RECALL_STRATEGY", "blend")
+RECALL_STRATEGY = env_str("RECALL_STRATEGY", "rrf")
 # In the blend, the share of BM25 (normalised to the best match) beside cosine similarity.
 RECALL_KEYWORD_WEIGHT = env_float("RECALL_KEYWORD_WEIGHT", 0.3)
 # A question that names a time ("last May", "on 31 March 2025") prefers what was said then by this much.
@@ -258,6 +258,10 @@ RETRIEVAL_CANDIDATES = env_int("RETRIEVAL_CANDIDATES", 50, minimum=5)
 KEYWORD_COMMON_ROWS = env_int("KEYWORD_COMMON_ROWS", 1000, minimum=10)
 # Weight of the keyword score in the blend (the dense similarity takes the rest).
 KEYWORD_WEIGHT = env_float("KEYWORD_WEIGHT", 0.3)
+# Keyword candidates are ranked by BM25 ("bm25") or PostgreSQL's ts_rank_cd ("ts_rank"); the keyword
+# share of a blended score counts each query stem by its rarity ("idf") or all alike ("share").
+KEYWORD_RANKING = env_str("KEYWORD_RANKING", "bm25")
+KEYWORD_WEIGHTING = env_str("KEYWORD_WEIGHTING", "share")
 # Documents active in the session rank this much higher (a bias, never a filter).
 DOCUMENT_BIAS = env_float("DOCUMENT_BIAS", 0.15)
 # Memory hits: cosine similarity floor, and how many results of a search at most come from memory.

@@ -30,15 +30,17 @@ SAMPLE_ROWS = 2000
 STATS_TTL_S = 300
 
 
-def _scope_sql(queryset: QuerySet) -> tuple[str, tuple]:
-    """The scope as a subquery of (its primary key, ``search_vector``)."""
-    key = queryset.model._meta.pk.attname
-    sql, params = queryset.order_by().values(key, "search_vector").query.sql_with_params()
+def _scope_sql(queryset: QuerySet, key: str = "pk") -> tuple[str, tuple]:
+    """The scope as a subquery of (the row's key: its primary key or another unique column, and its
+    ``search_vector``)."""
+    field = queryset.model._meta.pk.attname if key == "pk" else key
+    sql, params = queryset.order_by().values(field, "search_vector").query.sql_with_params()
     return sql, tuple(params)
 
 
-def _key_column(queryset: QuerySet) -> str:
-    return connection.ops.quote_name(queryset.model._meta.pk.column)
+def _key_column(queryset: QuerySet, key: str = "pk") -> str:
+    field = queryset.model._meta.pk if key == "pk" else queryset.model._meta.get_field(key)
+    return connection.ops.quote_name(field.column)
 
 
 def _cached(key: str, compute):
@@ -105,8 +107,9 @@ def idf(rows: int, frequency: int) -> float:
     return math.log(1 + (rows - frequency + 0.5) / (frequency + 0.5))
 
 
-def bm25_rank(queryset: QuerySet, lexemes: Sequence[str], *, limit: int) -> list[tuple[object, float]]:
-    """The rows in scope matching any informative stem, as (pk, BM25 score), best first."""
+def bm25_rank(queryset: QuerySet, lexemes: Sequence[str], *, limit: int, key: str = "pk") -> list[tuple[object, float]]:
+    """The rows in scope matching any informative stem, as (key, BM25 score), best first; ``key`` is
+    the primary key or another unique column (a URI)."""
     if not lexemes:
         return []
     rows, average = collection_stats(queryset)
@@ -119,10 +122,10 @@ def bm25_rank(queryset: QuerySet, lexemes: Sequence[str], *, limit: int) -> list
     if not informative:
         return []
     weights = [(lexeme, idf(rows, frequencies[lexeme])) for lexeme in informative]
-    sql, params = _scope_sql(queryset)
+    sql, params = _scope_sql(queryset, key)
     tsquery = " | ".join(_quoted(lexeme) for lexeme, _ in weights)
     values = ", ".join(["(%s, %s::float)"] * len(weights))
-    key = _key_column(queryset)
+    key = _key_column(queryset, key)
     # Only identifiers and Django's own SQL are interpolated; every value is a parameter.
     weight = "w.idf * (u.tf * %s) / (u.tf + %s * (1 - %s + %s * length(scope.search_vector) / %s))"
     query = (

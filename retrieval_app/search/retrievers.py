@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -24,6 +24,7 @@ from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
 from documents_app.uris import directory_ancestors
+from retrieval_app.core import bm25
 from retrieval_app.core.vectors import has_more_rows_than, nearest_neighbours
 from sessions_app.uris import memory_uri
 
@@ -37,12 +38,33 @@ TRACE_CANDIDATES = 30
 @dataclass(frozen=True)
 class Query:
     """A query as the retrievers need it: its text, its vector (None when it could not be embedded),
-    and PostgreSQL's stems of its words."""
+    PostgreSQL's stems of its words and, once the scope is known, each stem's weight there (its
+    inverse document frequency: a rare name counts for more than a common word)."""
 
     text: str
     vector: list[float] | None
     model: str
     lexemes: tuple[str, ...]
+    weights: dict[str, float] = field(default_factory=dict)
+
+    def coverage(self, matched: Iterable[str]) -> float:
+        """The share of the query's stems a text holds, each stem counted by its weight."""
+        if not self.lexemes:
+            return 0.0
+        weight = self.weights.get
+        total = sum(weight(lexeme, 1.0) for lexeme in self.lexemes)
+        return sum(weight(lexeme, 1.0) for lexeme in set(matched)) / total if total else 0.0
+
+
+def weighted(query: Query, scope: QuerySet) -> Query:
+    """``query`` with its stems weighted by their rarity in ``scope`` (KEYWORD_WEIGHTING=idf), or all
+    alike (share)."""
+    if not query.lexemes or settings.KEYWORD_WEIGHTING != "idf":
+        return query
+    rows, _ = bm25.collection_stats(scope)
+    frequencies = bm25.document_frequencies(scope, query.lexemes)
+    weights = {lexeme: bm25.idf(rows, frequencies.get(lexeme, 0)) for lexeme in query.lexemes}
+    return replace(query, weights=weights)
 
 
 @dataclass
@@ -140,7 +162,7 @@ def with_text(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 def _node_candidate(node, query: Query) -> Candidate:
     matched = sorted(node.matched or [])
-    coverage = len(matched) / len(query.lexemes) if query.lexemes else 0.0
+    coverage = query.coverage(matched)
     candidate = Candidate(
         uri=node.uri,
         kind=node.kind,
@@ -188,7 +210,10 @@ def _quoted(lexeme: str) -> str:
 
 
 def keyword_uris(queryset: QuerySet, query: Query, *, limit: int, key: str = "uri") -> list[tuple[Any, float]]:
-    """The rows whose text matches any informative query stem, as (key, cover-density rank), best first."""
+    """The rows whose text matches any informative query stem, best first, as (key, rank): BM25 by
+    default (KEYWORD_RANKING), or PostgreSQL's cover density (ts_rank_cd)."""
+    if settings.KEYWORD_RANKING == "bm25":
+        return bm25.bm25_rank(queryset, query.lexemes, limit=limit, key=key)
     lexemes = informative_lexemes(queryset, query.lexemes)
     if not lexemes:
         return []
@@ -399,7 +424,7 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int) -> Retrie
     found: dict[int, Candidate] = {}
     for memory in scored(memories.filter(id__in=[i for i, _ in dense] + [i for i, _ in keyword]), query):
         matched = sorted(memory.matched or [])
-        coverage = len(matched) / len(query.lexemes) if query.lexemes else 0.0
+        coverage = query.coverage(matched)
         candidate = Candidate(
             uri=memory_uri(memory.owner_id, memory.category, memory.id),
             kind="memory",

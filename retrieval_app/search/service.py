@@ -104,6 +104,9 @@ def _retrieve_documents(
     if mode not in MODES or options.fusion not in FUSIONS or not set(options.retrievers) <= set(RETRIEVERS):
         raise InvalidInputError("Unknown retrieval mode, fusion or retriever.")
     run.plan.update(mode=mode, fusion=options.fusion, retrievers=list(options.retrievers))
+    query = retrievers.weighted(query, nodes.filter(kind="chunk"))
+    if query.weights:
+        run.plan["term_weights"] = {lexeme: round(weight, 3) for lexeme, weight in query.weights.items()}
     pool = max(limit, settings.RETRIEVAL_CANDIDATES)
     if mode == "hierarchical" and tuple(options.retrievers) == RETRIEVERS:
         # Descent stops once the results asked for are settled; the rest of the pool is a by-product.
