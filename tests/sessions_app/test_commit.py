@@ -311,3 +311,30 @@ def test_a_slow_commit_does_not_hold_up_new_messages(monkeypatch, settings):
     assert waited < 1.0, f"the append waited {waited:.1f}s for the commit"
     archive = Archive.objects.get()
     assert archive.last_seq == 4 and Message.objects.get(seq=5).archive is None
+
+
+def test_an_archive_is_made_of_what_people_said_not_of_quotes_links_or_list_numbers(user):
+    session = ChatSessionFactory(owner=user)
+    quoted = (
+        "No language model is configured; these passages were retrieved (not generated) for your question:\n"
+        '1. "Descale the kettle every four weeks." (Descaling, viking://resources/users/1/documents/abc/section_001)\n'
+        '2. "The warranty lasts two years." (Warranty, viking://resources/users/1/documents/abc/section_002)'
+    )
+    generated = (
+        "You should descale it monthly [viking://resources/users/1/documents/abc/section_001].\n"
+        "1. Fill it with vinegar.\n2. Boil it once."
+    )
+    services.message_bulk_create(
+        session=session,
+        messages=[
+            services.NewMessage("user", "How often should I descale my Aurora kettle? The water here is very hard."),
+            services.NewMessage("assistant", quoted, metadata={"source": "retrieved"}),
+            services.NewMessage("assistant", generated, metadata={"source": "generated"}),
+        ],
+    )
+    archive = services.session_commit(session=session).archive
+    assert "viking" not in archive.overview and "viking" not in archive.abstract
+    assert "passages were retrieved" not in archive.overview, "the built-in engine's quotes are not summarised"
+    facts = [fact["fact"] for fact in archive.overview_data["key_facts"]]
+    assert all(len(fact.split()) >= 2 for fact in facts), facts
+    assert "kettle" in archive.overview.lower()

@@ -179,11 +179,20 @@ def split_sentences(text: str, *, max_chars: int = 400) -> list[str]:
     return sentences
 
 
+_LINK = re.compile(r"\s*[\[(]?\b(?:viking|https?)://[^\s\])]+[\])]?")
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+
+
 def sentences_of(turns: Sequence[tuple[str, str]], *, start_position: int = 0) -> list[Sentence]:
+    """The sentences people said, as summaries and overviews use them: links (citations such as
+    [viking://...]) are left out, and so is what has fewer than two words once they are."""
     found = []
     position = start_position
     for turn_index, (role, content) in enumerate(turns):
-        for text in split_sentences(content):
+        for sentence in split_sentences(content):
+            text = _LINK.sub("", sentence).strip()
+            if len(_WORDS.findall(text)) < 2:
+                continue
             found.append(Sentence(text=text, role=role, turn=turn_index, position=position, terms=terms_of(text)))
             position += 1
     return found
