@@ -189,6 +189,9 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=None, help="use the first N questions of each")
     parser.add_argument("--json", dest="json_path", default=None, help="write the results here")
     parser.add_argument("--database", default="recollect_bench_recall")
+    parser.add_argument(
+        "--commit", action="store_true", help="commit every session (archives with L0/L1, memories) before asking"
+    )
     args = parser.parse_args()
 
     problems = corpus.check()
@@ -226,6 +229,15 @@ def main() -> None:
     report["messages"] = sum(len(ids) for _, _, ids in loaded)
     report["load_seconds"] = round(time.perf_counter() - started, 1)
     print(f"loaded {report['messages']} turns of {len(conversations)} conversations in {report['load_seconds']} s")
+    if args.commit:
+        from sessions_app.models import ChatSession
+        from sessions_app.services import session_commit
+
+        committed = time.perf_counter()
+        for session in ChatSession.objects.all():
+            session_commit(session=session)
+        report["commit_seconds"] = round(time.perf_counter() - committed, 1)
+        print(f"committed every session in {report['commit_seconds']} s")
     embedded, seconds = embed_all()
     report["embed_seconds"] = round(seconds, 1)
     print(f"embedded {embedded} rows in {seconds:.1f} s ({embedded / max(seconds, 1e-9):.0f}/s)")

@@ -302,6 +302,27 @@ def recall_messages(
             dense = sorted(
                 [*dense, *((m.pk, 1 - m.distance) for m in nearest if m.pk not in seen)], key=lambda c: -c[1]
             )
+    sessions: list = []
+    if query_vector is not None and settings.RECALL_SESSIONS and strategy not in ("keyword", "bm25"):
+        # Two stages: the sessions whose archive overviews (L1) answer best, then their turns.
+        sessions = _best_sessions(
+            owner=owner,
+            agent_id=agent_id,
+            exclude_session_id=exclude_session_id,
+            vector=query_vector,
+            model=query_model,
+            limit=settings.RECALL_SESSIONS,
+        )
+        if sessions:
+            seen = {pk for pk, _ in dense}
+            inside = nearest_neighbours(
+                queryset=messages.filter(session_id__in=sessions),
+                embedding=query_vector,
+                model_name=query_model,
+                limit=pool // 2,
+            )
+            dense += [(m.pk, 1 - m.distance) for m in inside if m.pk not in seen]
+            dense.sort(key=lambda candidate: -candidate[1])
     keyword: list[tuple[int, float]] = []
     if strategy == "keyword":
         keyword = _ts_ranked(messages, query, limit=pool)
@@ -326,6 +347,11 @@ def recall_messages(
     rows = {m.pk: m for m in rows}
     similarity = {pk: 1 - m.distance for pk, m in rows.items() if getattr(m, "distance", None) is not None}
 
+    if sessions:
+        boost = 1 + settings.RECALL_SESSION_BOOST
+        fused = {
+            pk: score * boost if rows[pk].session_id in sessions else score for pk, score in fused.items() if pk in rows
+        }
     if span is not None:
         boost = 1 + settings.RECALL_TIME_BOOST
         fused = {
@@ -359,6 +385,17 @@ def recall_messages(
         "token_estimate": sum(estimate_tokens(m["content"]) for m in trimmed),
         "count": len(trimmed),
     }
+
+
+def _best_sessions(*, owner, agent_id, exclude_session_id, vector, model: str, limit: int) -> list:
+    """The sessions whose archive overviews are nearest to the question, best first."""
+    archives = Archive.objects.filter(owner=owner)
+    if agent_id is not None:
+        archives = archives.filter(agent_id=agent_id)
+    if exclude_session_id:
+        archives = archives.exclude(session_id=exclude_session_id)
+    nearest = nearest_neighbours(queryset=archives.only("session_id"), embedding=vector, model_name=model, limit=limit)
+    return list(dict.fromkeys(archive.session_id for archive in nearest))
 
 
 def _latest(messages: QuerySet[Message]) -> datetime:

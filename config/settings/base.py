@@ -231,6 +231,10 @@ RECALL_STRATEGY = env_str("RECALL_STRATEGY", "rrf")
 RECALL_KEYWORD_WEIGHT = env_float("RECALL_KEYWORD_WEIGHT", 0.3)
 # A question that names a time ("last May", "on 31 March 2025") prefers what was said then by this much.
 RECALL_TIME_BOOST = env_float("RECALL_TIME_BOOST", 0.2)
+# Two-stage recall: the sessions whose archive overviews answer best (this many; 0: off) have their
+# turns searched too and preferred by RECALL_SESSION_BOOST.
+RECALL_SESSIONS = env_int("RECALL_SESSIONS", 0)
+RECALL_SESSION_BOOST = env_float("RECALL_SESSION_BOOST", 0.2)
 
 # Filtered nearest-neighbour queries over at most this many rows are answered by an exact scan;
 # larger ones use the HNSW index with iterative scanning.

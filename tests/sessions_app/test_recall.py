@@ -197,3 +197,26 @@ def test_a_question_about_a_time_prefers_what_was_said_then(user, django_capture
     last_march = services.memory_recall(owner=user, query="Where did we go hiking last March?")["messages"]
     assert last_march[0]["content"] == said["2025-03-08"], "'last March' counts back from the latest memory"
     assert all(message["created_at"] for message in last_march), "every recalled message carries its date"
+
+
+def test_two_stage_recall_prefers_the_turns_of_the_best_archived_sessions(user, settings):
+    kitchen = ChatSessionFactory(owner=user, title="Kitchen")
+    services.message_bulk_create(
+        session=kitchen,
+        messages=[
+            services.NewMessage("user", "We are redoing the kitchen: oak worktops and a new induction hob."),
+            services.NewMessage("user", "The tiler comes on Thursday."),
+        ],
+    )
+    services.session_commit(session=kitchen)
+    _session(user, PAST)
+    call_command("backfill_embeddings")
+
+    def tiler_score() -> float:
+        found = services.memory_recall(owner=user, query="When is the kitchen tradesman coming?", threshold=0)
+        return next(m["score"] for m in found["messages"] if m["content"] == "The tiler comes on Thursday.")
+
+    settings.RECALL_SESSIONS = 0
+    alone = tiler_score()
+    settings.RECALL_SESSIONS = 1
+    assert tiler_score() == pytest.approx(alone * (1 + settings.RECALL_SESSION_BOOST), rel=5e-3)
