@@ -291,14 +291,18 @@ def recall_messages(
     span = when.span_of(query, now=_latest(messages) if when.needs_now(query) else None)
     dense: list[tuple[int, float]] = []
     if query_vector is not None and strategy != "keyword" and strategy != "bm25":
-        nearest = nearest_neighbours(queryset=messages, embedding=query_vector, model_name=query_model, limit=pool)
+        nearest = nearest_neighbours(
+            queryset=messages.only("pk"), embedding=query_vector, model_name=query_model, limit=pool
+        )
         dense = [(m.pk, 1 - m.distance) for m in nearest]
         if span is not None:
             # A question about a time also gets the nearest of what was said then, however far down
             # the whole history's ranking it would come.
             then = messages.filter(created_at__gte=span.start, created_at__lt=span.end)
             seen = {pk for pk, _ in dense}
-            nearest = nearest_neighbours(queryset=then, embedding=query_vector, model_name=query_model, limit=pool // 2)
+            nearest = nearest_neighbours(
+                queryset=then.only("pk"), embedding=query_vector, model_name=query_model, limit=pool // 2
+            )
             dense = sorted(
                 [*dense, *((m.pk, 1 - m.distance) for m in nearest if m.pk not in seen)], key=lambda c: -c[1]
             )
@@ -316,7 +320,7 @@ def recall_messages(
         if sessions:
             seen = {pk for pk, _ in dense}
             inside = nearest_neighbours(
-                queryset=messages.filter(session_id__in=sessions),
+                queryset=messages.filter(session_id__in=sessions).only("pk"),
                 embedding=query_vector,
                 model_name=query_model,
                 limit=pool // 2,
@@ -327,10 +331,14 @@ def recall_messages(
     if strategy == "keyword":
         keyword = _ts_ranked(messages, query, limit=pool)
     elif strategy != "dense":
-        keyword = bm25_rank(messages, query_lexemes(query), limit=pool)
+        keyword = bm25_rank(messages, query_lexemes(query), limit=pool, term_counts=False)
 
     fused = _fused(dense, keyword, strategy)
-    rows = messages.filter(pk__in=list(fused)).select_related("session").defer("embedding", "session__metadata")
+    rows = (
+        messages.filter(pk__in=list(fused))
+        .select_related("session")
+        .only("id", "session_id", "role", "content", "created_at", "metadata", "session__title")
+    )
     if query_vector is not None:
         # Keyword candidates the dense side did not rank get their similarity, exactly, for the threshold.
         rows = rows.annotate(

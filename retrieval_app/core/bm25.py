@@ -7,7 +7,7 @@ frequency saturates (k1) and long texts are normalised (b).
 
 The term statistics come from PostgreSQL itself, for the scope being searched (one owner, one
 agent): the number of rows, their average length, and each stem's document frequency. Counts use
-the GIN index and stop at ``COMMON_ROWS``: a stem found in that many rows says little, its weight is
+the GIN index and stop at KEYWORD_COMMON_ROWS: a stem found in that many rows says little, its weight is
 near zero, and it is left out of the match (the dense side covers what such words mean). Statistics
 are remembered for a few minutes per scope; they drift slowly, so a stale one changes scores a
 little, never which rows can be found.
@@ -20,12 +20,12 @@ import hashlib
 import math
 from collections.abc import Sequence
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import QuerySet
 
 K1, B = 1.2, 0.75
-COMMON_ROWS = 2000
 SAMPLE_ROWS = 2000
 STATS_TTL_S = 300
 
@@ -58,9 +58,14 @@ def _quoted(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def collection_stats(queryset: QuerySet) -> tuple[int, float]:
-    """The number of rows in scope and their average length in stems (sampled), in one round trip."""
-    sql, params = _scope_sql(queryset)
+def _common_rows() -> int:
+    return settings.KEYWORD_COMMON_ROWS
+
+
+def collection_stats(queryset: QuerySet, scope: tuple[str, tuple] | None = None) -> tuple[int, float]:
+    """The number of rows in scope and their average length in stems (sampled), in one round trip.
+    ``scope`` is the queryset's SQL when the caller has it already."""
+    sql, params = scope or _scope_sql(queryset)
     key = "bm25-scope:" + hashlib.sha256(f"{sql}|{params}".encode()).hexdigest()
 
     def compute() -> tuple[int, float]:
@@ -76,10 +81,12 @@ def collection_stats(queryset: QuerySet) -> tuple[int, float]:
     return _cached(key, compute)
 
 
-def document_frequencies(queryset: QuerySet, lexemes: Sequence[str]) -> dict[str, int]:
-    """How many rows in scope contain each stem, counted up to COMMON_ROWS; the stems not remembered
-    yet are counted together, in one round trip."""
-    sql, params = _scope_sql(queryset)
+def document_frequencies(
+    queryset: QuerySet, lexemes: Sequence[str], scope: tuple[str, tuple] | None = None
+) -> dict[str, int]:
+    """How many rows in scope contain each stem, counted up to KEYWORD_COMMON_ROWS; the stems not
+    remembered yet are counted together, in one round trip."""
+    sql, params = scope or _scope_sql(queryset)
     scope = hashlib.sha256(f"{sql}|{params}".encode()).hexdigest()
     keys = {lexeme: f"bm25-df:{scope}:" + hashlib.sha256(lexeme.encode()).hexdigest() for lexeme in lexemes}
     found: dict[str, int] = {}
@@ -93,7 +100,7 @@ def document_frequencies(queryset: QuerySet, lexemes: Sequence[str]) -> dict[str
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT " + ", ".join([count] * len(missing)),
-                tuple(value for lexeme in missing for value in (*params, _quoted(lexeme), COMMON_ROWS)),
+                tuple(value for lexeme in missing for value in (*params, _quoted(lexeme), _common_rows())),
             )
             counted = dict(zip(missing, cursor.fetchone(), strict=True))
         found.update(counted)
@@ -107,36 +114,55 @@ def idf(rows: int, frequency: int) -> float:
     return math.log(1 + (rows - frequency + 0.5) / (frequency + 0.5))
 
 
-def bm25_rank(queryset: QuerySet, lexemes: Sequence[str], *, limit: int, key: str = "pk") -> list[tuple[object, float]]:
+def bm25_rank(
+    queryset: QuerySet, lexemes: Sequence[str], *, limit: int, key: str = "pk", term_counts: bool = True
+) -> list[tuple[object, float]]:
     """The rows in scope matching any informative stem, as (key, BM25 score), best first; ``key`` is
-    the primary key or another unique column (a URI)."""
+    the primary key or another unique column (a URI).
+
+    With ``term_counts`` off, a stem counts once however often a text repeats it: exact for short
+    texts such as chat turns, where a word seldom comes twice, and several times cheaper, since
+    PostgreSQL then only tests each stem instead of unpacking every matching text's word list.
+    """
     if not lexemes:
         return []
-    rows, average = collection_stats(queryset)
-    frequencies = document_frequencies(queryset, lexemes)
-    informative = [lexeme for lexeme, df in frequencies.items() if 0 < df < COMMON_ROWS]
-    if not informative:
-        # Only common words: the rarest of them still says most.
-        common = sorted((df, lexeme) for lexeme, df in frequencies.items() if df)
-        informative = [lexeme for _, lexeme in common[:2]]
+    scope = _scope_sql(queryset)
+    rows, average = collection_stats(queryset, scope)
+    frequencies = document_frequencies(queryset, lexemes, scope)
+    common = _common_rows()
+    # A stem in that many rows says little and would make the ranking read all of them: the dense
+    # side covers what such words mean.
+    informative = [lexeme for lexeme, df in frequencies.items() if 0 < df < common]
     if not informative:
         return []
     weights = [(lexeme, idf(rows, frequencies[lexeme])) for lexeme in informative]
-    sql, params = _scope_sql(queryset, key)
+    sql, params = scope if key == "pk" else _scope_sql(queryset, key)
     tsquery = " | ".join(_quoted(lexeme) for lexeme, _ in weights)
-    values = ", ".join(["(%s, %s::float)"] * len(weights))
     key = _key_column(queryset, key)
-    # Only identifiers and Django's own SQL are interpolated; every value is a parameter.
-    weight = "w.idf * (u.tf * %s) / (u.tf + %s * (1 - %s + %s * length(scope.search_vector) / %s))"
-    query = (
-        f"SELECT scope.{key}, SUM({weight}) AS score FROM ({sql}) AS scope"  # noqa: S608
-        " CROSS JOIN LATERAL (SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf"
-        " FROM unnest(scope.search_vector)) AS u"
-        f" JOIN (VALUES {values}) AS w(lexeme, idf) ON w.lexeme = u.lexeme"
-        " WHERE scope.search_vector @@ %s::tsquery"
-        f" GROUP BY scope.{key}, scope.search_vector ORDER BY score DESC, scope.{key} LIMIT %s"
-    )
-    flat = [item for pair in weights for item in pair]
+    norm = "(1 - %s + %s * length(scope.search_vector) / %s)"
+    if term_counts:
+        values = ", ".join(["(%s, %s::float)"] * len(weights))
+        # Only identifiers and Django's own SQL are interpolated; every value is a parameter.
+        query = (
+            f"SELECT scope.{key}, SUM(w.idf * (u.tf * %s) / (u.tf + %s * {norm})) AS score"  # noqa: S608
+            f" FROM ({sql}) AS scope"
+            " CROSS JOIN LATERAL (SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf"
+            " FROM unnest(scope.search_vector)) AS u"
+            f" JOIN (VALUES {values}) AS w(lexeme, idf) ON w.lexeme = u.lexeme"
+            " WHERE scope.search_vector @@ %s::tsquery"
+            f" GROUP BY scope.{key}, scope.search_vector ORDER BY score DESC, scope.{key} LIMIT %s"
+        )
+        flat = [item for pair in weights for item in pair]
+        arguments = (K1 + 1, K1, B, B, average, *params, *flat, tsquery, limit)
+    else:
+        present = " + ".join(["CASE WHEN scope.search_vector @@ %s::tsquery THEN %s ELSE 0 END"] * len(weights))
+        query = (
+            f"SELECT scope.{key}, ({present}) * %s / (1 + %s * {norm}) AS score"  # noqa: S608
+            f" FROM ({sql}) AS scope WHERE scope.search_vector @@ %s::tsquery"
+            f" ORDER BY score DESC, scope.{key} LIMIT %s"
+        )
+        flat = [value for lexeme, weight in weights for value in (_quoted(lexeme), weight)]
+        arguments = (*flat, K1 + 1, K1, B, B, average, *params, tsquery, limit)
     with connection.cursor() as cursor:
-        cursor.execute(query, (K1 + 1, K1, B, B, average, *params, *flat, tsquery, limit))
+        cursor.execute(query, arguments)
         return [(pk, float(score)) for pk, score in cursor.fetchall()]
