@@ -14,28 +14,24 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db.models import (
     BooleanField,
-    Case,
     Count,
     ExpressionWrapper,
     F,
-    FloatField,
     Max,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
-    When,
 )
 from django.db.models.functions import Coalesce
 from django.utils import timezone
-from pgvector.django import CosineDistance
 
 from config.exceptions import InvalidInputError
 from retrieval_app.core import ai, when
 from retrieval_app.core.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 from retrieval_app.core.bm25 import bm25_rank
 from retrieval_app.core.text import TEXT_SEARCH_CONFIG, query_lexemes
-from retrieval_app.core.vectors import nearest_neighbours
+from retrieval_app.core.vectors import cosine_distance, nearest_neighbours
 from sessions_app.exceptions import MemoryNotFound, SessionNotFound
 from sessions_app.models import Archive, ChatSession, Memory, Message
 
@@ -93,17 +89,7 @@ def _ranked_overviews(
     order = []
     if query.strip():
         if query_vector is not None:
-            archives = archives.annotate(
-                distance=Case(
-                    When(
-                        embedding_model=query_model,
-                        embedding__isnull=False,
-                        then=CosineDistance("embedding", list(query_vector)),
-                    ),
-                    default=None,
-                    output_field=FloatField(),
-                )
-            )
+            archives = archives.annotate(distance=cosine_distance(query_vector, query_model))
             order.append(F("distance").asc(nulls_last=True))
         tsquery = SearchQuery(_or_query(query), search_type="websearch", config=TEXT_SEARCH_CONFIG)
         archives = archives.annotate(
@@ -341,17 +327,7 @@ def recall_messages(
     )
     if query_vector is not None:
         # Keyword candidates the dense side did not rank get their similarity, exactly, for the threshold.
-        rows = rows.annotate(
-            distance=Case(
-                When(
-                    embedding_model=query_model,
-                    embedding__isnull=False,
-                    then=CosineDistance("embedding", list(query_vector)),
-                ),
-                default=None,
-                output_field=FloatField(),
-            )
-        )
+        rows = rows.annotate(distance=cosine_distance(query_vector, query_model))
     rows = {m.pk: m for m in rows}
     similarity = {pk: 1 - m.distance for pk, m in rows.items() if getattr(m, "distance", None) is not None}
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import ExpressionWrapper, FloatField, QuerySet, Value
+from django.db.models import Case, ExpressionWrapper, FloatField, QuerySet, Value, When
 from pgvector.django import CosineDistance
 
 
@@ -59,3 +59,13 @@ def has_more_rows_than(queryset: QuerySet, cap: int) -> bool:
         with contextlib.suppress(Exception):  # as above: only the shortcut is lost
             cache.set(key, answer, 300)
     return answer
+
+
+def cosine_distance(embedding: Sequence[float], model_name: str, field: str = "embedding") -> Case:
+    """Each row's cosine distance to ``embedding``, or NULL for a row without a vector of that model
+    (vectors of two models are never compared)."""
+    return Case(
+        When(embedding_model=model_name, **{f"{field}__isnull": False}, then=CosineDistance(field, list(embedding))),
+        default=None,
+        output_field=FloatField(),
+    )
