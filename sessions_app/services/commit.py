@@ -50,8 +50,12 @@ def session_commit(*, session: ChatSession, keep_recent: int = 0) -> CommitResul
                 reason="Nothing new to commit: every turn is already archived or kept live.",
             )
         engine = ai.text_engine()
-        turns = [ai.Turn(role=m.role, content=m.content) for m in pending if not m.is_derived]
-        overview = engine.overview(turns, owner_id=locked.owner_id) if turns else ai.Overview()
+        turns = [
+            ai.Turn(role=m.role, content=m.content, derived=m.is_derived)
+            for m in pending
+            if m.role != Message.Role.SYSTEM
+        ]
+        overview = engine.overview(turns, owner_id=locked.owner_id) if ai.spoken(turns) else ai.Overview()
         index = (Archive.objects.filter(session=locked).aggregate(last=Max("index"))["last"] or 0) + 1
         archive = Archive.objects.create(
             session=locked,

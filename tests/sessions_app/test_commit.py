@@ -338,3 +338,22 @@ def test_an_archive_is_made_of_what_people_said_not_of_quotes_links_or_list_numb
     facts = [fact["fact"] for fact in archive.overview_data["key_facts"]]
     assert all(len(fact.split()) >= 2 for fact in facts), facts
     assert "kettle" in archive.overview.lower()
+
+
+def test_a_question_the_built_in_engine_answered_with_quotes_is_not_left_open(user):
+    session = ChatSessionFactory(owner=user)
+    quoted = (
+        "No language model is configured; these passages were retrieved (not generated) for your question:\n"
+        '1. "Hold the reset button for 10 seconds." (Reset, viking://resources/users/1/documents/abc/section_001)'
+    )
+    services.message_bulk_create(
+        session=session,
+        messages=[
+            services.NewMessage("user", "How do I factory-reset the Aurora router?"),
+            services.NewMessage("assistant", quoted, metadata={"source": "retrieved"}),
+            services.NewMessage("user", "Does a reset also erase the Wi-Fi password?"),
+        ],
+    )
+    archive = services.session_commit(session=session).archive
+    assert archive.overview_data["open_items"] == ["Does a reset also erase the Wi-Fi password?"]
+    assert "Hold the reset button" not in archive.overview, "the quote answers the question but is not summarised"

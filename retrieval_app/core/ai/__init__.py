@@ -15,7 +15,7 @@ from django.conf import settings
 
 from retrieval_app.core.accounting import record_call
 from retrieval_app.core.ai.embeddings import EmbeddingError, active_embedding_model, embedding_backend
-from retrieval_app.core.ai.engines import Overview, TextEngine, Turn, text_engine
+from retrieval_app.core.ai.engines import Overview, TextEngine, Turn, spoken, text_engine
 from retrieval_app.core.ai.memories import MemoryCandidate
 from retrieval_app.core.ai.tokens import estimate_tokens
 
@@ -30,6 +30,7 @@ __all__ = [
     "embed_texts",
     "estimate_tokens",
     "record_call",
+    "spoken",
     "text_engine",
 ]
 

@@ -32,6 +32,14 @@ class IncompleteAnswer(RuntimeError):
 class Turn:
     role: str
     content: str
+    # Text the product itself put into the conversation (quoted passages, injected context). It is never
+    # summarised as if someone had said it, but a derived reply still shows that a question was answered.
+    derived: bool = False
+
+
+def spoken(turns: Sequence[Turn]) -> list[Turn]:
+    """The turns people (or a generating model) actually said."""
+    return [t for t in turns if not t.derived]
 
 
 @dataclass
@@ -101,7 +109,7 @@ def abstract_of(overview: str, *, max_words: int = 25) -> str:
 
 
 def _pairs(turns: Sequence[Turn]) -> list[tuple[str, str]]:
-    return [(t.role, t.content) for t in turns]
+    return [(t.role, t.content) for t in spoken(turns)]
 
 
 def _record_generation(engine: TextEngine, purpose: str, started: float, owner_id: int | None, **fields) -> None:
@@ -136,7 +144,7 @@ class ExtractiveEngine:
     def overview(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> Overview:
         started = time.perf_counter()
         result = build_overview(turns)
-        self._record("archive_overview", started, owner_id, "".join(t.content for t in turns), result.as_text())
+        self._record("archive_overview", started, owner_id, "".join(t.content for t in spoken(turns)), result.as_text())
         return result
 
     def summarize(self, turns: Sequence[Turn], *, previous: str, max_words: int, owner_id: int | None = None) -> str:
@@ -162,10 +170,31 @@ class ExtractiveEngine:
         return found
 
 
+def _answered_questions(turns: Sequence[Turn]) -> set[int]:
+    """Indexes (among the spoken turns) of user turns that a derived reply answered: with the built-in
+    engine, every chat answer is a quote, so without this every question of a chat would look open."""
+    answered: set[int] = set()
+    waiting: int | None = None
+    index = -1
+    for turn in turns:
+        if not turn.derived:
+            index += 1
+            if turn.role == "user":
+                waiting = index
+            elif turn.role == "assistant":
+                waiting = None
+        elif turn.role == "assistant" and waiting is not None:
+            answered.add(waiting)
+            waiting = None
+    return answered
+
+
 def build_overview(turns: Sequence[Turn]) -> Overview:
-    sentences = [s for s in extractive.sentences_of(_pairs(turns)) if s.role in ("user", "assistant")]
+    said = spoken(turns)
+    sentences = [s for s in extractive.sentences_of(_pairs(said)) if s.role in ("user", "assistant")]
     if not sentences:
         return Overview()
+    answered_turns = _answered_questions(turns)
     weights = extractive.term_weights(sentences)
     user = [s for s in sentences if s.role == "user" and not extractive.is_pleasantry(s.text)]
     assistant = [s for s in sentences if s.role == "assistant" and not extractive.is_pleasantry(s.text)]
@@ -188,7 +217,9 @@ def build_overview(turns: Sequence[Turn]) -> Overview:
     for s in user:
         if not s.text.rstrip().endswith("?"):
             continue
-        answered = any(a.position > s.position and extractive._overlap(s.terms, a.terms) >= 0.5 for a in assistant)
+        answered = s.turn in answered_turns or any(
+            a.position > s.position and extractive._overlap(s.terms, a.terms) >= 0.5 for a in assistant
+        )
         if not answered:
             open_items.append(s.text)
     open_items += [s.text for s in sentences if extractive._TODO.search(s.text) and s.text not in open_items]
@@ -390,7 +421,8 @@ class LiteLLMEngine:
 
 
 def _transcript(turns: Sequence[Turn]) -> str:
-    return "\n".join(f"{t.role}: {t.content}" for t in turns)
+    # A derived turn's words are not the conversation's; that it happened (a question got an answer) is.
+    return "\n".join(f"{t.role}: {'(answered with quoted passages)' if t.derived else t.content}" for t in turns)
 
 
 def text_engine() -> TextEngine:
