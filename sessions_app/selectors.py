@@ -244,6 +244,19 @@ def _fused(dense: list[tuple[int, float]], keyword: list[tuple[int, float]], str
     }
 
 
+def _with_neighbours(fused: dict[int, float], rows: dict[int, Message], *, weight: float) -> dict[int, float]:
+    """Each candidate gains a share of its best-scoring neighbour's score (the turn just before or just
+    after it, when that turn is a candidate too): the answer to a question usually sits next to other
+    turns about the same thing, so a turn whose neighbours also match is more likely the one asked for."""
+    at = {(rows[pk].session_id, rows[pk].seq): pk for pk in fused if pk in rows}
+
+    def neighbour(pk: int) -> float:
+        session_id, seq = rows[pk].session_id, rows[pk].seq
+        return max(fused.get(at.get((session_id, seq + step), -1), 0.0) for step in (-1, 1))
+
+    return {pk: score + weight * neighbour(pk) for pk, score in fused.items() if pk in rows}
+
+
 def recall_messages(
     *,
     owner,
@@ -323,7 +336,7 @@ def recall_messages(
     rows = (
         messages.filter(pk__in=list(fused))
         .select_related("session")
-        .only("id", "session_id", "role", "content", "created_at", "metadata", "session__title")
+        .only("id", "session_id", "seq", "role", "content", "created_at", "metadata", "session__title")
     )
     if query_vector is not None:
         # Keyword candidates the dense side did not rank get their similarity, exactly, for the threshold.
@@ -343,6 +356,8 @@ def recall_messages(
             for pk, score in fused.items()
             if pk in rows
         }
+    if settings.RECALL_NEIGHBOUR_WEIGHT:
+        fused = _with_neighbours(fused, rows, weight=settings.RECALL_NEIGHBOUR_WEIGHT)
 
     def passes(pk: int) -> bool:
         known = similarity.get(pk)

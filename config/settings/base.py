@@ -235,6 +235,8 @@ RECALL_TIME_BOOST = env_float("RECALL_TIME_BOOST", 0.2)
 # turns searched too and preferred by RECALL_SESSION_BOOST.
 RECALL_SESSIONS = env_int("RECALL_SESSIONS", 0)
 RECALL_SESSION_BOOST = env_float("RECALL_SESSION_BOOST", 0.2)
+# The share of a neighbouring turn's score a recalled turn gains when that neighbour matches too.
+RECALL_NEIGHBOUR_WEIGHT = env_float("RECALL_NEIGHBOUR_WEIGHT", 0.3)
 
 # Filtered nearest-neighbour queries over at most this many rows are answered by an exact scan;
 # larger ones use the HNSW index with iterative scanning.

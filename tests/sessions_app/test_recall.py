@@ -220,3 +220,34 @@ def test_two_stage_recall_prefers_the_turns_of_the_best_archived_sessions(user, 
     alone = tiler_score()
     settings.RECALL_SESSIONS = 1
     assert tiler_score() == pytest.approx(alone * (1 + settings.RECALL_SESSION_BOOST), rel=5e-3)
+
+
+def test_a_turn_next_to_another_match_gains_a_share_of_its_score(user, settings):
+    """The answer ("The tiler comes on Thursday") follows the turn that names the kitchen: its
+    neighbour's match lends it weight, so it ranks higher with neighbours counted than alone."""
+    kitchen = ChatSessionFactory(owner=user, title="Kitchen")
+    services.message_bulk_create(
+        session=kitchen,
+        messages=[
+            services.NewMessage("user", "We are redoing the kitchen: oak worktops and a new induction hob."),
+            services.NewMessage("user", "The tiler comes on Thursday."),
+        ],
+    )
+    _session(user, PAST)
+    call_command("backfill_embeddings")
+
+    def scores() -> dict[str, float]:
+        found = services.memory_recall(owner=user, query="When is the kitchen tradesman coming?", threshold=0)
+        return {m["content"]: m["score"] for m in found["messages"]}
+
+    settings.RECALL_NEIGHBOUR_WEIGHT = 0
+    alone = scores()
+    settings.RECALL_NEIGHBOUR_WEIGHT = 0.3
+    together = scores()
+    tiler, kitchen_turn = "The tiler comes on Thursday.", kitchen.messages.order_by("seq").first().content
+    assert together[tiler] == pytest.approx(alone[tiler] + 0.3 * alone[kitchen_turn], rel=1e-3)
+    rank = {
+        name: sorted(found, key=lambda c: -found[c]).index(tiler)
+        for name, found in (("alone", alone), ("together", together))
+    }
+    assert rank["together"] <= rank["alone"]
