@@ -9,16 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db import DataError, IntegrityError
+from django.db import DatabaseError, DataError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from django.views.defaults import server_error as html_server_error
 from drf_spectacular.utils import extend_schema, inline_serializer
+from psycopg_pool import PoolTimeout
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -46,6 +48,20 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
     return {"error": {"code": code, "message": message, "details": details or {}}}
 
 
+# The failures that mean "the database is unreachable", not "this request is wrong".
+DATABASE_DOWN = (OperationalError, InterfaceError, PoolTimeout)
+
+
+def is_database_down(exc: BaseException) -> bool:
+    return isinstance(exc, DATABASE_DOWN) or (
+        isinstance(exc, DatabaseError) and isinstance(exc.__cause__, DATABASE_DOWN)
+    )
+
+
+def database_unavailable_body() -> dict[str, Any]:
+    return error_body("unavailable", "The database is unavailable; retry in a few seconds.")
+
+
 def _first_message(detail: Any) -> str:
     if isinstance(detail, list) and detail:
         return _first_message(detail[0])
@@ -60,6 +76,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, DomainError):
         status = next((code for kind, code in _DOMAIN_STATUS if isinstance(exc, kind)), 400)
         return Response(error_body(exc.code, exc.message, exc.details), status=status)
+    if is_database_down(exc):
+        return Response(database_unavailable_body(), status=503, headers={"Retry-After": "5"})
     if isinstance(exc, DataError):
         # A value PostgreSQL cannot store (validation should have caught it; this keeps it a 4xx).
         return Response(error_body("invalid", "A value in the request cannot be stored."), 400)
@@ -112,6 +130,8 @@ class TokenView(ObtainAuthToken):
 
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "auth"
+    # ObtainAuthToken brings DRF's plain parsers; the API's own refuse what it refuses everywhere else.
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES
 
 
 class HealthView(APIView):

@@ -11,8 +11,11 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from config import server  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from config.ws_auth import auth_stack, origin_validator  # noqa: E402
+
+server.install()
 
 application = ProtocolTypeRouter(
     {

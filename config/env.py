@@ -74,3 +74,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None:
         return list(default)
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+MIN_SECRET_KEY_LENGTH = 50
+MIN_SECRET_KEY_CHARACTERS = 5
+
+
+def check_secret_key(key: str) -> str:
+    """A production secret key must be long and varied: it signs sessions and password resets."""
+    if (
+        len(key) < MIN_SECRET_KEY_LENGTH
+        or len(set(key)) < MIN_SECRET_KEY_CHARACTERS
+        or key.startswith(("django-insecure", "dev-only", "test-only"))
+    ):
+        raise ImproperlyConfigured(
+            f"SECRET_KEY must be at least {MIN_SECRET_KEY_LENGTH} characters with at least "
+            f"{MIN_SECRET_KEY_CHARACTERS} different ones; generate one with: "
+            "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+        )
+    return key

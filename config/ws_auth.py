@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlparse
 
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from channels.middleware import BaseMiddleware
-from channels.security.websocket import OriginValidator
+from channels.security.websocket import WebsocketDenier
+from django.conf import settings
+from django.http.request import split_domain_port, validate_host
 
 
 @database_sync_to_async
@@ -43,21 +45,52 @@ def auth_stack(inner):
     return AuthMiddlewareStack(TokenAuthMiddleware(inner))
 
 
-class _OriginValidator(OriginValidator):
-    """Only pages served from ALLOWED_HOSTS may open a socket with the user's cookie. A socket without an
-    Origin header is let through: browsers always send one (so cross-site pages are still refused),
-    and integrations authenticate by token. The hosts are read per connection, not at import."""
+class SameOriginValidator:
+    """Only pages of this site may open a socket with the user's cookie: the Origin must be the very
+    scheme, host and port the socket was opened on (the Host header), or one of CSRF_TRUSTED_ORIGINS,
+    and its host must be in ALLOWED_HOSTS. A page on another port of localhost is another origin.
+    A socket without an Origin header is let through: browsers always send one (so cross-site pages
+    are still refused), and integrations authenticate by token. Settings are read per connection."""
 
     def __init__(self, application) -> None:
-        super().__init__(application, [])
+        self.application = application
 
-    def valid_origin(self, parsed_origin) -> bool:
-        from django.conf import settings
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "websocket":
+            origin = _header(scope, b"origin")
+            if origin is not None and not _same_origin(origin, _header(scope, b"host") or "", scope):
+                return await WebsocketDenier()(scope, receive, send)
+        return await self.application(scope, receive, send)
 
-        allowed = list(settings.ALLOWED_HOSTS) or (["localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else [])
-        self.allowed_origins = allowed
-        return parsed_origin is None or super().valid_origin(parsed_origin)
+
+def _header(scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _same_origin(origin: str, host: str, scope) -> bool:
+    origin = origin.strip().lower()
+    if origin in {trusted.lower() for trusted in settings.CSRF_TRUSTED_ORIGINS}:
+        return True
+    parsed = urlparse(origin)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        return False
+    if scope.get("scheme") == "wss" and parsed.scheme != "https":
+        return False  # a page served over plain HTTP must not drive a socket opened over TLS
+    allowed = list(settings.ALLOWED_HOSTS) or (["localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else [])
+    domain, _ = split_domain_port(parsed.netloc)
+    return _with_default_port(parsed.netloc, parsed.scheme) == _with_default_port(
+        host.lower(), parsed.scheme
+    ) and validate_host(domain, allowed)
+
+
+def _with_default_port(netloc: str, scheme: str) -> str:
+    if netloc.endswith("]") or ":" not in netloc:
+        return f"{netloc}:{443 if scheme == 'https' else 80}"
+    return netloc
 
 
 def origin_validator(inner):
-    return _OriginValidator(inner)
+    return SameOriginValidator(inner)

@@ -39,11 +39,13 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.ApiRequestGuard",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.security.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -75,7 +77,11 @@ def _database() -> dict:
     # per process shares a few connections instead.
     config["CONN_MAX_AGE"] = 0
     options = config.setdefault("OPTIONS", {})
-    options.setdefault("pool", {"min_size": 1, "max_size": env_int("DATABASE_POOL_SIZE", 8, minimum=1), "timeout": 10})
+    # While the database is down a request waits this long for a connection, then gets a 503.
+    pool_timeout = env_float("DATABASE_POOL_TIMEOUT_S", 5.0)
+    options.setdefault(
+        "pool", {"min_size": 1, "max_size": env_int("DATABASE_POOL_SIZE", 8, minimum=1), "timeout": pool_timeout}
+    )
     # Filtered nearest-neighbour queries keep scanning the HNSW graph until enough rows pass the
     # filter (pgvector >= 0.8), instead of returning fewer rows than asked; see retrieval_app.vectors.
     options.setdefault(
@@ -148,6 +154,11 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT") or BASE_DIR / "var" / "media")
+# Uploaded documents are private to the account that sent them, on disk too.
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
+# Debug pages and error reports mask URL passwords (Redis, database) and API tokens.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "config.security.SecretsFilter"
 MEDIA_URL = "media/"
 
 # Every user signs in here (the admin's own form admits staff only).
@@ -170,6 +181,9 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_THROTTLE_RATES": {"auth": env_str("AUTH_THROTTLE_RATE", "20/min")},
+    # How many proxies in front of Recollect append to X-Forwarded-For. 0: throttles key on the
+    # connecting address, so a client cannot pick a new identity per request by sending the header.
+    "NUM_PROXIES": env_int("NUM_PROXIES", 0, minimum=0),
     "UNAUTHENTICATED_USER": None,
 }
 
@@ -215,6 +229,11 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 16, minimum=1)
 MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 100_000, minimum=1)
 # The largest JSON request body accepted (1,000 messages of 10,000 characters fit comfortably).
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 20 * 1024 * 1024, minimum=1024)
+# Django's own cap on a body read into memory: the API's limit is the one that counts (a 1,000-message
+# import is several megabytes), and config.middleware answers an over-limit body with a 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# A chat streamed as server-sent events sends a comment this often while nothing else is ready.
+SSE_KEEP_ALIVE_S = env_float("SSE_KEEP_ALIVE_S", 10.0)
 # Commit a session in a worker once this many turns are uncommitted (0: never automatically).
 AUTO_COMMIT_TURNS = env_int("AUTO_COMMIT_TURNS", 40, minimum=0)
 # The verbatim history handed to a model: at most HISTORY_MAX_TURNS turns within this many tokens.

@@ -4,16 +4,16 @@ Refuses to start without SECRET_KEY, DATABASE_URL and REDIS_URL: a deployment mu
 servers embedded in a checkout.
 """
 
-from config.env import env_bool, env_int, env_required
+from config.env import check_secret_key, env_bool, env_int, env_required
 
 # Checked before base is imported so that the embedded servers are never started here.
-SECRET_KEY = env_required("SECRET_KEY")
+SECRET_KEY = check_secret_key(env_required("SECRET_KEY"))
 env_required("DATABASE_URL")
 env_required("REDIS_URL")
 
 from .base import *  # noqa: E402, F403
 
-SECRET_KEY = env_required("SECRET_KEY")
+SECRET_KEY = check_secret_key(env_required("SECRET_KEY"))
 DEBUG = False
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -13,6 +14,7 @@ from config.api import validated
 from config.exceptions import DomainError
 from retrieval_app import chat, search
 from retrieval_app.api import serializers as s
+from retrieval_app.api.streaming import EVENT_STREAM, EventStreamNegotiation, with_keep_alive
 from retrieval_app.chat import events
 from retrieval_app.exceptions import GenerationFailed
 from retrieval_app.search.serializers import render_hits
@@ -89,6 +91,8 @@ class ChatView(APIView):
 
 
 class ChatStreamView(APIView):
+    content_negotiation_class = EventStreamNegotiation
+
     @extend_schema(
         request=s.ChatInSerializer,
         responses={(200, "text/event-stream"): OpenApiTypes.STR},
@@ -108,7 +112,9 @@ class ChatStreamView(APIView):
             except DomainError as exc:
                 yield events.sse_frame(events.ERROR, events.error_data(exc.message, code=exc.code))
 
-        response = StreamingHttpResponse(stream(), content_type="text/event-stream")
+        response = StreamingHttpResponse(
+            with_keep_alive(stream(), interval=settings.SSE_KEEP_ALIVE_S), content_type=EVENT_STREAM
+        )
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # a proxy in front must not hold the stream back
         return response

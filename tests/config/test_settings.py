@@ -24,6 +24,13 @@ def test_production_refuses_to_start_without_its_secrets(missing):
     assert f"The environment variable {missing} must be set" in result.stderr
 
 
+@pytest.mark.parametrize("weak", ["x", "a" * 80, "dev-only-insecure-key-never-use-in-production-" + "x" * 10])
+def test_production_refuses_a_weak_secret_key(weak):
+    result = manage("check", env=clean_env(**{**PRODUCTION, "SECRET_KEY": weak}))
+    assert result.returncode != 0
+    assert "SECRET_KEY must be at least 50 characters" in result.stderr
+
+
 def test_the_deploy_check_is_clean_under_production_settings():
     result = manage("check", "--deploy", "--fail-level", "WARNING", env=clean_env(**PRODUCTION))
     assert result.returncode == 0, result.stdout + result.stderr

@@ -147,8 +147,10 @@ def _sse(user, body: dict) -> tuple[int, list[tuple[str, dict]]]:
     assert content_type.startswith("text/event-stream")
     events = []
     for frame in text.strip().split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in frame.splitlines())
-        events.append((lines["event"], json.loads(lines["data"])))
+        # Lines starting with ":" are comments (the opening and keep-alives): SSE clients skip them.
+        lines = dict(line.split(": ", 1) for line in frame.splitlines() if not line.startswith(":"))
+        if lines:
+            events.append((lines["event"], json.loads(lines["data"])))
     return status, events
 
 

@@ -6,71 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import time
 import urllib.request
-from urllib.parse import quote
 
 import pytest
 import websockets
-from django.conf import settings
-from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from sessions_app.models import Message
 from tests.factories import UserFactory, index_document
-from tests.helpers import ROOT, clean_env, free_port
+from tests.helpers import start_daphnes, stop_processes
 from tests.samples import KETTLE
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def _database_url() -> str:
-    params = connection.settings_dict
-    host = quote(params["HOST"] or "", safe="")
-    password = f":{quote(params['PASSWORD'])}" if params.get("PASSWORD") else ""
-    port = f":{params['PORT']}" if params.get("PORT") else ""
-    return f"postgresql://{params['USER']}{password}@{host}{port}/{params['NAME']}"
-
-
-def _start_daphnes(count: int, **extra_env: str):
-    env = clean_env(
-        DJANGO_SETTINGS_MODULE="config.settings.test",
-        DATABASE_URL=_database_url(),
-        REDIS_URL=settings.REDIS_URL,
-        **extra_env,
-    )
-    ports = [free_port() for _ in range(count)]
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for port in ports
-    ]
-    deadline = time.monotonic() + 60
-    for port, process in zip(ports, processes, strict=True):
-        while True:
-            assert process.poll() is None, process.stderr.read()
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "Daphne did not start"
-                time.sleep(0.3)
-    return ports, processes
-
-
-def _stop(processes) -> None:
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.wait(timeout=20)
+_start_daphnes, _stop = start_daphnes, stop_processes
 
 
 @pytest.fixture

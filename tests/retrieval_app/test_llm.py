@@ -8,6 +8,7 @@ import pytest
 from retrieval_app.core import ai
 from retrieval_app.core.ai.engines import LiteLLMEngine, Turn
 from retrieval_app.models import ModelCall
+from tests.helpers import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -105,3 +106,27 @@ def test_the_engine_is_chosen_at_call_time(settings, fake_llm):
     assert ai.text_engine().name == "extractive"
     settings.LLM_MODEL = "openai/test-chat"
     assert isinstance(ai.text_engine(), LiteLLMEngine)
+
+
+def test_retries_cover_as_many_failures_as_configured(hosted_llm, settings):
+    settings.LLM_MAX_RETRIES = 2
+    hosted_llm.failures = 2
+    hosted_llm.reply = lambda messages: "Second retry answered."
+    assert ai.text_engine().complete([{"role": "user", "content": "hi"}], purpose="test", owner_id=None) == (
+        "Second retry answered."
+    )
+    assert len(hosted_llm.requests) == 3
+
+
+def test_a_dead_llm_endpoint_is_reported_as_unreachable_after_its_retries(settings):
+    settings.LLM_MODEL = "openai/test-chat"
+    settings.LLM_API_BASE = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    settings.LLM_API_KEY = "sk-test"
+    settings.LLM_MAX_RETRIES = 1
+    settings.LLM_TIMEOUT_S = 5
+    with pytest.raises(Exception) as failed:
+        ai.text_engine().complete([{"role": "user", "content": "hi"}], purpose="test", owner_id=None)
+    assert "tenacity" not in str(failed.value), "retries need their library installed"
+    assert "connection" in str(failed.value).lower()
+    call = ModelCall.objects.get(purpose="test")
+    assert not call.ok and "Connection" in call.error

@@ -206,7 +206,9 @@ def test_the_chat_page_signs_in_and_its_session_cookie_opens_the_socket(client, 
     cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
 
     async def run():
-        communicator, connected = await _connect(headers=[(b"cookie", cookie), (b"origin", b"http://testserver")])
+        communicator, connected = await _connect(
+            headers=[(b"cookie", cookie), (b"origin", b"http://testserver"), (b"host", b"testserver")]
+        )
         if connected:
             await communicator.send_to(text_data=json.dumps({"type": "ping"}))
             reply = json.loads(await communicator.receive_from(timeout=10))

@@ -1,0 +1,85 @@
+"""What Daphne's HTTP parser (Twisted) answers by itself, before Django sees a request.
+
+Twisted drops a connection whose request line or a header is longer than 16 KB without a word,
+answers other malformed requests with a bare "400 Bad Request", and reads a body of any size (to a
+temporary file) before Django can refuse it. Clients get the API's error shape instead, in a
+complete HTTP response: 414 for an overlong line, 400 for a malformed request, and 413 as soon as a
+body declares, or grows to, more than the API accepts for its Content-Type.
+"""
+
+from __future__ import annotations
+
+import json
+
+from twisted.web import http
+
+from config.api import error_body
+from config.middleware import body_limit_for
+
+
+def _refuse(channel, status: bytes, code: str, message: str) -> None:
+    body = json.dumps(error_body(code, message)).encode()
+    head = (
+        b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n"
+    )
+    channel.transport.write(head + body)
+    channel.loseConnection()
+
+
+def _line_too_long(channel, line: bytes) -> None:
+    _refuse(
+        channel,
+        b"414 URI Too Long",
+        "uri_too_long",
+        f"The request line or a header is longer than {channel.MAX_LENGTH} bytes.",
+    )
+
+
+def _bad_request(channel) -> None:
+    _refuse(channel, b"400 Bad Request", "bad_request", "The request is not valid HTTP.")
+
+
+def _limit(request) -> int:
+    content_type = request.requestHeaders.getRawHeaders(b"content-type", [b""])[0]
+    return body_limit_for(content_type.decode("latin-1"))
+
+
+def _too_large(request, size: int) -> None:
+    request._refused = True
+    limit = _limit(request)
+    _refuse(
+        request.channel,
+        b"413 Content Too Large",
+        "too_large",
+        f"The request body is at least {size} bytes; the limit is {limit}.",
+    )
+
+
+_all_headers_received = http.HTTPChannel.allHeadersReceived
+_handle_content_chunk = http.Request.handleContentChunk
+
+
+def _check_declared_length(channel) -> None:
+    if channel.length is not None and channel.length > _limit(channel.requests[-1]):
+        _too_large(channel.requests[-1], channel.length)
+        return
+    _all_headers_received(channel)
+
+
+def _count_body(request, data: bytes) -> None:
+    if getattr(request, "_refused", False):
+        return
+    request._received = getattr(request, "_received", 0) + len(data)
+    if request._received > _limit(request):  # a chunked body has no declared length to check first
+        _too_large(request, request._received)
+        return
+    _handle_content_chunk(request, data)
+
+
+def install() -> None:
+    """Called once by the ASGI entry point, in the server process."""
+    http.HTTPChannel.lineLengthExceeded = _line_too_long
+    http.HTTPChannel._respondToBadRequestAndDisconnect = _bad_request
+    http.HTTPChannel.allHeadersReceived = _check_declared_length
+    http.Request.handleContentChunk = _count_body

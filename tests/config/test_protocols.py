@@ -1,0 +1,173 @@
+"""Standard clients against a real Daphne process: server-sent events read by an SSE client library,
+chunked bodies, oversized requests, and websocket origins, each answered in the contract's shape."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+
+import httpx
+import pytest
+import websockets
+from httpx_sse import connect_sse
+from rest_framework.authtoken.models import Token
+
+from sessions_app.models import Message
+from tests.factories import ChatSessionFactory, UserFactory
+from tests.helpers import start_daphnes, stop_processes
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def slow_llm_daphne(fake_llm):
+    """One Daphne whose model takes a while to start answering, with keep-alives every 0.3 s."""
+    fake_llm.delay_s = 1.5
+    fake_llm.reply = lambda messages: "The kettle wants descaling every four weeks."
+    (port,), processes = start_daphnes(
+        1,
+        LLM_MODEL="openai/test-chat",
+        LLM_API_BASE=fake_llm.url,
+        LLM_API_KEY="sk-test",
+        LLM_MAX_RETRIES="0",
+        SSE_KEEP_ALIVE_S="0.3",
+    )
+    yield f"http://127.0.0.1:{port}"
+    stop_processes(processes)
+
+
+@pytest.fixture
+def daphne():
+    (port,), processes = start_daphnes(1)
+    yield f"http://127.0.0.1:{port}"
+    stop_processes(processes)
+
+
+@pytest.fixture
+def token():
+    user = UserFactory()
+    return user, Token.objects.create(user=user).key
+
+
+def _stream_headers(key: str, accept: str | None) -> dict[str, str]:
+    headers = {"Authorization": f"Token {key}"}
+    if accept is not None:
+        headers["Accept"] = accept
+    return headers
+
+
+@pytest.mark.parametrize("accept", ["text/event-stream", "*/*", "application/json", None])
+def test_an_sse_client_library_reads_the_chat_whatever_it_accepts(slow_llm_daphne, token, accept):
+    _, key = token
+    with (
+        httpx.Client(base_url=slow_llm_daphne, timeout=30) as client,
+        connect_sse(
+            client,
+            "POST",
+            "/api/ai/chat/stream",
+            json={"message": "How often to descale?"},
+            headers=_stream_headers(key, accept),
+        ) as source,
+    ):
+        assert source.response.status_code == 200
+        assert source.response.headers["content-type"].startswith("text/event-stream")
+        assert source.response.headers["cache-control"] == "no-cache"
+        events = list(source.iter_sse())
+    names = [event.event for event in events]
+    assert names[0] == "context" and names[-1] == "done" and "token" in names
+    assert "four weeks" in events[-1].json()["message"]
+
+
+def test_a_slow_start_is_bridged_by_comments_that_sse_clients_ignore(slow_llm_daphne, token):
+    _, key = token
+    with (
+        httpx.Client(base_url=slow_llm_daphne, timeout=30) as client,
+        client.stream(
+            "POST",
+            "/api/ai/chat/stream",
+            json={"message": "How often to descale?"},
+            headers=_stream_headers(key, "text/event-stream"),
+        ) as response,
+    ):
+        lines = list(response.iter_lines())
+    comments = [line for line in lines if line.startswith(":")]
+    assert comments[0] == ": stream open", "the stream opens at once, before the context is ready"
+    first_token = next(index for index, line in enumerate(lines) if line == "event: token")
+    assert ": keep-alive" in lines[:first_token], "while the model has not started, keep-alives flow"
+
+
+def test_errors_before_the_stream_are_json_whatever_was_accepted(daphne, token):
+    _, key = token
+    with httpx.Client(base_url=daphne, timeout=30) as client:
+        bad = client.post(
+            "/api/ai/chat/stream",
+            json={"message": ""},
+            headers={"Authorization": f"Token {key}", "Accept": "text/event-stream"},
+        )
+        refused = client.post("/api/ai/chat/stream", json={"message": "hi"}, headers={"Accept": "image/png"})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid"
+    assert refused.status_code in (401, 406) and set(refused.json()["error"]) == {"code", "message", "details"}
+
+
+def test_a_chunked_json_body_is_read_whole(daphne, token):
+    user, key = token
+    session = ChatSessionFactory(owner=user)
+    payload = json.dumps({"messages": [{"role": "user", "content": "Sent in chunks, stored whole."}]}).encode()
+
+    def chunks():
+        for start in range(0, len(payload), 7):
+            yield payload[start : start + 7]
+
+    with httpx.Client(base_url=daphne, timeout=30) as client:
+        response = client.post(
+            f"/api/sessions/{session.id}/messages",
+            content=chunks(),
+            headers={"Authorization": f"Token {key}", "Content-Type": "application/json"},
+        )
+    assert response.status_code == 201, response.text
+    assert list(Message.objects.filter(session=session).values_list("content", flat=True)) == [
+        "Sent in chunks, stored whole."
+    ]
+
+
+def test_oversized_and_malformed_requests_get_the_error_shape_over_the_wire(daphne, token):
+    _, key = token
+    headers = {"Authorization": f"Token {key}"}
+    with httpx.Client(base_url=daphne, timeout=30, headers=headers) as client:
+        long_query = client.get("/api/memories", params={"category": "x" * 60_000})
+        no_boundary = client.post(
+            "/api/documents/upload", content=b"--x\r\n", headers={"Content-Type": "multipart/form-data"}
+        )
+    # A client announcing 30 MB is refused from its headers, before it sends them.
+    host, port = daphne.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as raw:
+        raw.sendall(
+            b"POST /api/memory/recall HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
+            b"Authorization: Token " + key.encode() + b"\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + str(30 * 1024 * 1024).encode() + b"\r\n\r\n{}"
+        )
+        reply = raw.recv(65536).decode()
+    assert long_query.status_code == 414 and long_query.json()["error"]["code"] == "uri_too_long"
+    assert no_boundary.status_code == 400 and set(no_boundary.json()["error"]) == {"code", "message", "details"}
+    assert reply.startswith("HTTP/1.1 413") and '"code": "too_large"' in reply
+
+
+def test_a_websocket_from_a_page_on_another_port_is_refused(daphne, token):
+    _, key = token
+    port = daphne.rsplit(":", 1)[1]
+    url = f"ws://127.0.0.1:{port}/ws/chat/?token={key}"
+
+    async def opens(origin: str | None) -> bool:
+        try:
+            async with websockets.connect(url, origin=origin) as socket:
+                await socket.send(json.dumps({"type": "ping"}))
+                return json.loads(await asyncio.wait_for(socket.recv(), timeout=10)) == {"type": "pong"}
+        except websockets.InvalidStatus:
+            return False
+
+    assert asyncio.run(opens(f"http://127.0.0.1:{port}")), "the site's own pages may open a socket"
+    assert asyncio.run(opens(None)), "integrations without an Origin authenticate by token"
+    assert not asyncio.run(opens("http://127.0.0.1:9999")), "another port on the same host is another origin"
+    assert not asyncio.run(opens("http://localhost:3000"))
+    assert not asyncio.run(opens("https://evil.example"))
