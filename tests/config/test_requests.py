@@ -124,3 +124,18 @@ def test_while_the_database_is_unreachable_the_api_answers_503_in_json(client_an
         response = client.post("/api/sessions", {}, content_type="application/json")
         _assert_error_shape(response, 503, "unavailable")
         assert response["Retry-After"] == "5"
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "kwargs", "status"),
+    [
+        ("get", "/api/ai/chat", {}, 405),
+        ("get", "/api/sessions", {"HTTP_ACCEPT": "image/png"}, 406),
+        ("post", "/api/sessions", {"data": "title=x", "content_type": "text/plain"}, 415),
+        ("get", "/api/no/such/endpoint", {}, 404),
+    ],
+    ids=["405", "406", "415", "404"],
+)
+def test_protocol_errors_keep_the_error_shape(client_and_session, method, url, kwargs, status):
+    client, _ = client_and_session
+    _assert_error_shape(getattr(client, method)(url, **kwargs), status)
