@@ -99,9 +99,12 @@ REDIS_URL = _redis_url()
 
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "config.cache.FailFastRedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "recollect",
+        # The cache only saves work (every caller copes without it when Redis fails), so it must fail
+        # fast: a Redis that hangs would otherwise hold each request for as long as the OS lets it.
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
     }
 }
 
