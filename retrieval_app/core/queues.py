@@ -85,10 +85,11 @@ def queued_tasks_send() -> int:
         refused = False
         with transaction.atomic():
             batch = list(QueuedTask.objects.select_for_update(skip_locked=True).order_by("id")[:SWEEP_BATCH])
-            done = []
+            done, published = [], 0
             for row in batch:
                 try:
                     _publish(row.task, row.args)
+                    published += 1
                 except BROKER_DOWN as exc:
                     logger.warning("the broker still refuses queued jobs (%s)", exc)
                     refused = True
@@ -97,7 +98,7 @@ def queued_tasks_send() -> int:
                     logger.exception("dropping the queued job %s", row)
                 done.append(row.pk)
             QueuedTask.objects.filter(pk__in=done).delete()
-        sent += len(done)
+        sent += published
         if refused or len(batch) < SWEEP_BATCH:
             if sent:
                 logger.info("sent %d job(s) kept while the broker was down", sent)
