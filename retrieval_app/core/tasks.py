@@ -38,7 +38,7 @@ def backfill_embeddings(batch_size: int = 64, restale: bool = False) -> dict[str
 
 def embed_later(*, kind: str, ids: list) -> None:
     """Embeds the rows in a worker once the current transaction commits; a broker outage loses
-    nothing (``manage.py backfill_embeddings`` catches up)."""
+    nothing (the job waits in the database, see ``queues``)."""
     if ids:
         enqueue_on_commit(EMBED_ROWS, kind, list(ids))
 
