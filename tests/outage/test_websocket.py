@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import pytest
 import websockets
@@ -45,7 +46,9 @@ def test_a_redis_outage_is_reported_on_the_socket_which_keeps_working(user, priv
             assert (await _turn(socket, "Hello there."))[-1]["type"] == "done"
 
             private_redis.kill()
+            killed = time.monotonic()
             notice = await _next(socket, 10)
+            print(f"the socket was told {time.monotonic() - killed:.2f}s after Redis died")
             assert notice["type"] == "error" and notice["code"] == "unavailable", notice
             assert set(notice) >= {"error", "session_id"}
             # The socket is open and chat works: a turn needs the database, not Redis.
