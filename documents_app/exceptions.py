@@ -1,6 +1,6 @@
 """Errors of documents; mapped to HTTP in config.api."""
 
-from config.exceptions import InvalidInputError, NotFoundError, TooLargeError
+from config.exceptions import InvalidInputError, NotFoundError, TooLargeError, UnavailableError
 
 
 class DocumentNotFound(NotFoundError):
@@ -26,3 +26,11 @@ class DocumentTooLarge(TooLargeError):
 class InvalidUri(InvalidInputError):
     code = "invalid_uri"
     default_message = "Not a viking:// URI of your resources."
+
+
+class StorageFull(UnavailableError):
+    """The server's disk (or the database's) has no room left: nothing was stored, and the same upload
+    may succeed once space is freed, hence 503 rather than a fault of the request."""
+
+    code = "storage_full"
+    default_message = "The server has no room to store the file; try again later."

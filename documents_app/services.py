@@ -4,6 +4,8 @@ document is never seen half-indexed, and never marked ready without its nodes.""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import logging
 import time
@@ -13,11 +15,11 @@ from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.core.files.base import ContentFile
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.utils import timezone
 
 from documents_app import parsing, tree
-from documents_app.exceptions import DocumentTooLarge, UnsupportedDocument
+from documents_app.exceptions import DocumentTooLarge, StorageFull, UnsupportedDocument
 from documents_app.models import Document, DocumentNode
 from documents_app.signals import document_deleted
 from documents_app.uris import document_uri
@@ -81,16 +83,38 @@ def document_upload(
         content_hash=digest,
     )
     document.uri = document_uri(owner.id, document.id)
+    # Named after the document, not its bytes: two users' identical files never share a name, so the
+    # name asked for is the name written, and a failed write can be cleaned up by it.
+    stored_name = f"{document.id}{PurePosixPath(filename).suffix.lower()}"
     try:
         with transaction.atomic():
-            document.file.save(f"{digest}{PurePosixPath(filename).suffix.lower()}", ContentFile(data), save=False)
+            document.file.save(stored_name, ContentFile(data), save=False)
             document.save()
             if enqueue:
                 enqueue_on_commit(INDEX_TASK, str(document.id))
-    except IntegrityError:  # the same bytes, uploaded twice at once
-        document.file.delete(save=False)
-        return Document.objects.get(owner=owner, content_hash=digest), False
+    except Exception as exc:
+        # The row was rolled back; the file, partly or wholly written, must not outlive it.
+        _discard_file(document, stored_name)
+        if isinstance(exc, IntegrityError):  # the same bytes, uploaded twice at once
+            return Document.objects.get(owner=owner, content_hash=digest), False
+        if is_disk_full(exc):
+            raise StorageFull() from exc
+        raise
     return document, True
+
+
+def _discard_file(document: Document, stored_name: str) -> None:
+    name = document.file.name or document.file.field.generate_filename(document, stored_name)
+    with contextlib.suppress(OSError):
+        document.file.storage.delete(name)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says a disk is full: the media disk (ENOSPC, or a quota: EDQUOT) or
+    PostgreSQL's (SQLSTATE 53100, disk_full)."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return isinstance(exc, OperationalError) and getattr(exc.__cause__, "sqlstate", None) == "53100"
 
 
 def document_reindex(*, document: Document) -> Document:

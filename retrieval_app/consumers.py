@@ -4,6 +4,11 @@ The client sends ``{"type": "chat", ...the chat body}`` and receives ``context``
 ``done`` or ``error`` frames; ``{"type": "cancel"}`` stops the answer in flight. One answer at a time
 per socket: a frame refused while one streams gets a ``rejected`` frame, which does not end that
 answer. Every frame goes to this socket alone, so one user never receives another's events.
+
+The socket listens on the channel layer too (Redis). When Redis is down, the layer's receive fails;
+rather than end the socket (Channels would close it with 1011), the client gets one ``error`` frame
+with the code ``unavailable`` and the socket goes on: a turn needs the database, not Redis. The layer
+is tried again, less and less often, until Redis answers, and a later outage is reported again.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import logging
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from redis.exceptions import RedisError
 
 from config.exceptions import DomainError
 from retrieval_app import chat
@@ -25,17 +31,28 @@ logger = logging.getLogger(__name__)
 
 UNAUTHENTICATED = 4401
 MAX_FRAME_CHARS = 256 * 1024
+# The first retry of the channel layer after it failed, and the longest wait between two retries.
+LAYER_RETRY_FIRST_S, LAYER_RETRY_MAX_S = 1.0, 15.0
+# Sent by a consumer to itself once the layer takes messages again: proof that the path works end to end.
+LAYER_BACK = "layer.back"
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
+    task: asyncio.Task | None = None
+    cancellation: chat.Cancellation | None = None
+    layer_down = False  # an outage of the layer has been reported to this client and has not ended
+    layer_notice_due = False  # ...to be reported once the socket is accepted and no answer streams
+    accepted = False
+
     async def connect(self) -> None:
-        self.task: asyncio.Task | None = None
-        self.cancellation: chat.Cancellation | None = None
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=UNAUTHENTICATED)
             return
         await self.accept()
+        self.accepted = True
+        if self.layer_notice_due:
+            await self._send_layer_notice()
 
     async def disconnect(self, code: int) -> None:
         if self.cancellation is not None:
@@ -44,6 +61,52 @@ class ChatConsumer(AsyncWebsocketConsumer):
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
+
+    # Channels awaits ``self.channel_receive`` for the layer's messages, from the moment it sets it.
+    @property
+    def channel_receive(self):
+        return self._receive_from_layer
+
+    @channel_receive.setter
+    def channel_receive(self, receive) -> None:
+        self._layer_receive = receive
+
+    async def _receive_from_layer(self) -> dict:
+        """The layer's next message; an outage of the layer is reported and waited out, never raised."""
+        while True:
+            try:
+                return await self._layer_receive()
+            except (RedisError, OSError) as exc:
+                logger.warning("websocket %s: the channel layer is unavailable: %s", self.channel_name, exc)
+            await self._report_layer_down()
+            await self._wait_for_layer()
+
+    async def _wait_for_layer(self) -> None:
+        delay = LAYER_RETRY_FIRST_S
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                await self.channel_layer.send(self.channel_name, {"type": LAYER_BACK})
+                return
+            except (RedisError, OSError):
+                delay = min(delay * 2, LAYER_RETRY_MAX_S)
+
+    async def layer_back(self, message: dict) -> None:
+        self.layer_down = False
+
+    async def _report_layer_down(self) -> None:
+        if self.layer_down:
+            return
+        self.layer_down = True
+        if not self.accepted or (self.task is not None and not self.task.done()):
+            self.layer_notice_due = True
+        else:
+            await self._send_layer_notice()
+
+    async def _send_layer_notice(self) -> None:
+        self.layer_notice_due = False
+        message = "The server cannot reach Redis; chat on this socket goes on, and it recovers by itself."
+        await self.send(events.ws_frame(events.ERROR, events.error_data(message, code="unavailable")))
 
     async def _error(self, message: str, *, code: str, **details) -> None:
         # While an answer streams, a refused frame must not look like the end of that answer.
@@ -101,3 +164,6 @@ class ChatConsumer(AsyncWebsocketConsumer):
             logger.exception("websocket chat failed")
             with contextlib.suppress(Exception):
                 await self.send(events.ws_frame(events.ERROR, events.error_data("The answer failed.")))
+        if self.layer_notice_due:
+            with contextlib.suppress(Exception):
+                await self._send_layer_notice()

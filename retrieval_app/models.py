@@ -1,4 +1,5 @@
-"""Retrieval's own records: the trace of every search, kept for debugging and the admin."""
+"""Retrieval's own records: the trace of every search, kept for debugging and the admin; and the
+worker jobs that could not be handed to the broker, kept until it is back."""
 
 from __future__ import annotations
 
@@ -80,3 +81,15 @@ class ModelCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.model} for {self.purpose}"
+
+
+class QueuedTask(models.Model):
+    """A worker job that could not be handed to the broker (Redis down): kept here, in the database the
+    request wrote to anyway, until a worker's sweep sends it (``retrieval_app.core.queues``)."""
+
+    task = models.CharField(max_length=200)
+    args = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.task}{tuple(self.args)}"

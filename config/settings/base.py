@@ -105,9 +105,12 @@ REDIS_URL = _redis_url()
 
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "config.cache.FailFastRedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "recollect",
+        # The cache only saves work (every caller copes without it when Redis fails), so it must fail
+        # fast: a Redis that hangs would otherwise hold each request for as long as the OS lets it.
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
     }
 }
 
@@ -135,7 +138,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # With late acknowledgement, Redis hands an unacknowledged task to another worker after this long; it
 # must exceed the longest task (indexing a large document with an LLM), or that task runs twice.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
+# A publish waits at most this long for a Redis that hangs (one refused is known at once); the workers'
+# blocking pop waits 1 s at a time, well within the socket timeout.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600, "socket_connect_timeout": 2, "socket_timeout": 5}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 3600
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 2, minimum=1)

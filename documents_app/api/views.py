@@ -15,7 +15,7 @@ from config.api import validated
 from config.parsers import refuse_oversized
 from documents_app import selectors, services
 from documents_app.api import serializers as s
-from documents_app.exceptions import DocumentTooLarge
+from documents_app.exceptions import DocumentTooLarge, StorageFull
 
 
 def _detail(document) -> dict:
@@ -32,7 +32,12 @@ class BoundedMultiPartParser(MultiPartParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         refuse_oversized(parser_context, limit=settings.DOCUMENT_MAX_BYTES + 64 * 1024, error=DocumentTooLarge)
-        return super().parse(stream, media_type, parser_context)
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except OSError as exc:  # a large upload is spooled to a temporary file first, on a disk that may be full
+            if services.is_disk_full(exc):
+                raise StorageFull() from exc
+            raise
 
 
 class UploadView(APIView):

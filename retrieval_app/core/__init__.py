@@ -4,7 +4,8 @@
 - ``accounting``: the record of each model call (tokens, cost, latency, errors);
 - ``fields`` and ``vectors``: embedded rows and filtered nearest-neighbour search over them;
 - ``embedding``: the one writer of vectors, for every kind of row an app registers as embeddable;
-- ``tasks``: the workers' embedding jobs; ``queues``: which Celery queue each kind of work goes to;
+- ``tasks``: the workers' embedding jobs; ``queues``: handing work to the workers, kept in the
+  database while the broker is down and sent by the workers' sweep once it is back;
 - ``uris``: the ``viking://`` scheme (each app builds and parses its own URIs on top of it);
 - ``text``: the full-text search configuration; ``db``: connection handling around long waits;
 - ``admin``: admin behaviour shared by every model that carries an embedding.

@@ -1,16 +1,26 @@
 """The workers' embedding jobs, for every kind of row an app registered (see ``embedding``). They take
-ids, re-fetch the rows and are idempotent."""
+ids, re-fetch the rows and are idempotent. And the sweep that sends the jobs kept in the database
+while the broker was down (see ``queues``), run by every worker."""
 
 from __future__ import annotations
 
-from celery import shared_task
+import logging
 
+from celery import bootsteps, shared_task
+
+from config.celery import app
 from retrieval_app.core import embedding
 from retrieval_app.core.ai import EmbeddingError
-from retrieval_app.core.queues import enqueue_on_commit
+from retrieval_app.core.queues import PUBLISH_RETRY_POLICY, enqueue_on_commit, queued_tasks_send
+
+logger = logging.getLogger(__name__)
 
 EMBED_ROWS = "core.embed_rows"
 BACKFILL_EMBEDDINGS = "core.backfill_embeddings"
+SEND_QUEUED_TASKS = "core.send_queued_tasks"
+# Besides each (re)connection to the broker, a worker sweeps this often: a web process that found
+# the broker down keeps its jobs in the database for a few seconds more, maybe after the worker's sweep.
+SWEEP_INTERVAL_S = 60.0
 RETRY = {"autoretry_for": (EmbeddingError,), "retry_backoff": 5, "retry_backoff_max": 300, "max_retries": 6}
 
 
@@ -28,6 +38,43 @@ def backfill_embeddings(batch_size: int = 64, restale: bool = False) -> dict[str
 
 def embed_later(*, kind: str, ids: list) -> None:
     """Embeds the rows in a worker once the current transaction commits; a broker outage loses
-    nothing (``manage.py backfill_embeddings`` catches up)."""
+    nothing (the job waits in the database, see ``queues``)."""
     if ids:
         enqueue_on_commit(EMBED_ROWS, kind, list(ids))
+
+
+@shared_task(name=SEND_QUEUED_TASKS)
+def send_queued_tasks() -> int:
+    """Sends the jobs kept in the database while the broker was down."""
+    return queued_tasks_send()
+
+
+class QueuedTasksSweep(bootsteps.StartStopStep):
+    """Queues the sweep whenever the worker (re)connects to the broker, the moment a Redis outage ends,
+    and every SWEEP_INTERVAL_S after. Only a message is sent from here (the worker's main process): the
+    sweep itself reads the database in a pool process, like any task."""
+
+    requires = ("celery.worker.consumer.tasks:Tasks",)
+
+    def __init__(self, parent, **kwargs) -> None:
+        super().__init__(parent, **kwargs)
+        self.timer_entry = None
+
+    def start(self, parent) -> None:
+        self._queue_sweep(parent)
+        self.timer_entry = parent.timer.call_repeatedly(SWEEP_INTERVAL_S, self._queue_sweep, (parent,))
+
+    def stop(self, parent) -> None:
+        if self.timer_entry is not None:
+            self.timer_entry.cancel()
+            self.timer_entry = None
+
+    def _queue_sweep(self, parent) -> None:
+        try:
+            parent.app.send_task(SEND_QUEUED_TASKS, ignore_result=True, retry_policy=PUBLISH_RETRY_POLICY)
+        except Exception as exc:  # the broker went away again: the next connection queues it
+            logger.warning("could not queue the sweep of kept jobs: %s", exc)
+
+
+# A worker imports this module before it builds its consumer, so the step is part of every worker.
+app.steps["consumer"].add(QueuedTasksSweep)
