@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db import DatabaseError, DataError, IntegrityError, InterfaceError, OperationalError
+from django.db import DataError, IntegrityError
 from django.http import Http404, HttpRequest, JsonResponse
 from django.views.defaults import server_error as html_server_error
 from drf_spectacular.utils import extend_schema, inline_serializer
-from psycopg_pool import PoolTimeout
+from redis.exceptions import RedisError
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -27,12 +27,14 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from config import health
 from config.exceptions import (
+    DATABASE_DOWN_MESSAGE,
     ConflictError,
     DomainError,
     InvalidInputError,
     NotFoundError,
     TooLargeError,
     UnavailableError,
+    is_database_down,
 )
 
 _DOMAIN_STATUS: list[tuple[type[DomainError], int]] = [
@@ -48,18 +50,8 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
     return {"error": {"code": code, "message": message, "details": details or {}}}
 
 
-# The failures that mean "the database is unreachable", not "this request is wrong".
-DATABASE_DOWN = (OperationalError, InterfaceError, PoolTimeout)
-
-
-def is_database_down(exc: BaseException) -> bool:
-    return isinstance(exc, DATABASE_DOWN) or (
-        isinstance(exc, DatabaseError) and isinstance(exc.__cause__, DATABASE_DOWN)
-    )
-
-
 def database_unavailable_body() -> dict[str, Any]:
-    return error_body("unavailable", "The database is unavailable; retry in a few seconds.")
+    return error_body("unavailable", DATABASE_DOWN_MESSAGE)
 
 
 def _first_message(detail: Any) -> str:
@@ -78,6 +70,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return Response(error_body(exc.code, exc.message, exc.details), status=status)
     if is_database_down(exc):
         return Response(database_unavailable_body(), status=503, headers={"Retry-After": "5"})
+    if isinstance(exc, RedisError):
+        # Only what truly needs Redis gets here (the token endpoint's throttle, say); the rest works without it.
+        body = error_body("unavailable", "A required service (Redis) is unavailable; retry in a few seconds.")
+        return Response(body, status=503, headers={"Retry-After": "5"})
     if isinstance(exc, DataError):
         # A value PostgreSQL cannot store (validation should have caught it; this keeps it a 4xx).
         return Response(error_body("invalid", "A value in the request cannot be stored."), 400)

@@ -7,6 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import DatabaseError, InterfaceError, OperationalError
+from psycopg_pool import PoolTimeout
+
+# The failures that mean "the database is unreachable (or every connection is busy)", not "this
+# request is wrong": answered with a 503 and Retry-After, on every transport.
+DATABASE_DOWN = (OperationalError, InterfaceError, PoolTimeout)
+DATABASE_DOWN_MESSAGE = "The database is unavailable; retry in a few seconds."
+
+
+def is_database_down(exc: BaseException) -> bool:
+    return isinstance(exc, DATABASE_DOWN) or (
+        isinstance(exc, DatabaseError) and isinstance(exc.__cause__, DATABASE_DOWN)
+    )
+
 
 class DomainError(Exception):
     """An error a client can act on. ``code`` is stable and machine-readable."""

@@ -15,7 +15,8 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from config.api import database_unavailable_body, error_body, is_database_down
+from config.api import database_unavailable_body, error_body
+from config.exceptions import is_database_down
 
 logger = logging.getLogger(__name__)
 

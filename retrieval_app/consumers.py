@@ -21,8 +21,10 @@ import logging
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from redis.exceptions import RedisError
+from rest_framework.exceptions import ParseError
 
-from config.exceptions import DomainError
+from config.exceptions import DATABASE_DOWN_MESSAGE, DomainError, is_database_down
+from config.parsers import check_storable
 from retrieval_app import chat
 from retrieval_app.api.serializers import ChatInSerializer
 from retrieval_app.chat import events
@@ -124,6 +126,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return await self._error("The frame is not JSON.", code="invalid_frame")
         if not isinstance(frame, dict):
             return await self._error("A frame must be a JSON object with a type.", code="invalid_frame")
+        try:
+            check_storable(frame)
+        except ParseError as exc:
+            return await self._error(str(exc.detail), code="invalid_frame")
         kind = frame.get("type")
         if kind == "cancel":
             if self.cancellation is None or self.task is None or self.task.done():
@@ -144,6 +150,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             target = await database_sync_to_async(chat.chat_prepare)(owner=self.scope["user"], request=request)
         except DomainError as exc:
             return await self._error(exc.message, code=exc.code, **exc.details)
+        except Exception as exc:
+            if not is_database_down(exc):
+                raise
+            return await self._error(DATABASE_DOWN_MESSAGE, code="unavailable")
         self.cancellation = chat.Cancellation()
         self.task = asyncio.create_task(self._answer(request, target, self.cancellation))
         return None

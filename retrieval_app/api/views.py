@@ -16,6 +16,7 @@ from retrieval_app import chat, search
 from retrieval_app.api import serializers as s
 from retrieval_app.api.streaming import EVENT_STREAM, EventStreamNegotiation, with_keep_alive
 from retrieval_app.chat import events
+from retrieval_app.core.db import release_database_connections
 from retrieval_app.exceptions import GenerationFailed
 from retrieval_app.search.serializers import render_hits
 from sessions_app.selectors import session_get
@@ -101,6 +102,10 @@ class ChatStreamView(APIView):
     def post(self, request: Request) -> StreamingHttpResponse:
         chat_request, target = _chat_request(request)  # bad input is a plain 4xx, before the stream starts
         owner = request.user
+        # Django hands a request's connection back only when its response closes, which for a stream
+        # is when the answer ends; the turn's own thread needs one meanwhile. Holding both would let a
+        # handful of open streams exhaust the pool and stall every request until its timeout.
+        release_database_connections()
 
         async def stream():
             cancellation = chat.Cancellation()

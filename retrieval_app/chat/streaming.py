@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connections
 
-from config.exceptions import DomainError
+from config.exceptions import DATABASE_DOWN_MESSAGE, DomainError, is_database_down
 from retrieval_app.chat import events
 from retrieval_app.chat.concurrency import Cancellation, turn_slots
 from retrieval_app.chat.events import Event
@@ -43,13 +43,23 @@ async def chat_events(*, owner, request: ChatRequest, target: ChatTarget, cancel
                 put(event)
         except DomainError as exc:
             put(exc)
-        except Exception as exc:  # a bug must still end the stream with a readable error
-            logger.exception("chat turn failed")
-            put(
-                Event(
-                    events.ERROR, {"error": f"The turn failed: {type(exc).__name__}.", "session_id": request.session_id}
+        except Exception as exc:  # a bug or an outage must still end the stream with a readable error
+            if is_database_down(exc):
+                logger.warning("chat turn without a database: %s", exc)
+                put(
+                    Event(
+                        events.ERROR,
+                        events.error_data(DATABASE_DOWN_MESSAGE, code="unavailable", session_id=request.session_id),
+                    )
                 )
-            )
+            else:
+                logger.exception("chat turn failed")
+                put(
+                    Event(
+                        events.ERROR,
+                        {"error": f"The turn failed: {type(exc).__name__}.", "session_id": request.session_id},
+                    )
+                )
         finally:
             connections.close_all()
             slots.release()

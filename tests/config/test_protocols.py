@@ -171,3 +171,40 @@ def test_a_websocket_from_a_page_on_another_port_is_refused(daphne, token):
     assert not asyncio.run(opens("http://127.0.0.1:9999")), "another port on the same host is another origin"
     assert not asyncio.run(opens("http://localhost:3000"))
     assert not asyncio.run(opens("https://evil.example"))
+
+
+def test_open_streams_do_not_exhaust_the_database_pool(fake_llm, token):
+    """Eight slow streams on a process with four database connections: each stream's request gives its
+    connection back once the turn is prepared, so every stream finishes and other requests still pass."""
+    fake_llm.token_delay_s = 0.05
+    fake_llm.reply = lambda messages: " ".join(["steady"] * 40)
+    _, key = token
+    (port,), processes = start_daphnes(
+        1,
+        LLM_MODEL="openai/test-chat",
+        LLM_API_BASE=fake_llm.url,
+        LLM_API_KEY="sk-test",
+        LLM_MAX_RETRIES="0",
+        DATABASE_POOL_SIZE="4",
+        DATABASE_POOL_TIMEOUT_S="3",
+    )
+    headers = {"Authorization": f"Token {key}", "Accept": "text/event-stream"}
+
+    async def stream(client: httpx.AsyncClient) -> list[str]:
+        async with client.stream("POST", "/api/ai/chat/stream", json={"message": "Talk a while."}) as response:
+            assert response.status_code == 200
+            return [line async for line in response.aiter_lines() if line.startswith("event: ")]
+
+    async def run():
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60) as client:
+            streams = [asyncio.create_task(stream(client)) for _ in range(8)]
+            await asyncio.sleep(1.0)
+            listing = await client.get("/api/sessions", headers={"Accept": "application/json"})
+            return await asyncio.gather(*streams), listing
+
+    try:
+        results, listing = asyncio.run(run())
+    finally:
+        stop_processes(processes)
+    assert listing.status_code == 200, "a plain request is served while streams are open"
+    assert all(events[-1] == "event: done" for events in results), [events[-1:] for events in results]

@@ -14,6 +14,7 @@ from rest_framework.authtoken.models import Token
 from sessions_app.api import views
 from sessions_app.models import ChatSession, Message
 from tests.factories import ChatSessionFactory, UserFactory
+from tests.helpers import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -139,3 +140,15 @@ def test_while_the_database_is_unreachable_the_api_answers_503_in_json(client_an
 def test_protocol_errors_keep_the_error_shape(client_and_session, method, url, kwargs, status):
     client, _ = client_and_session
     _assert_error_shape(getattr(client, method)(url, **kwargs), status)
+
+
+def test_the_token_endpoint_answers_503_in_json_while_redis_is_unreachable(settings):
+    """Its throttle counts attempts in Redis; without Redis it refuses clearly rather than failing open."""
+    settings.CACHES = {
+        "default": {
+            **settings.CACHES["default"],
+            "LOCATION": f"redis://127.0.0.1:{free_port()}/0",  # nothing listens there
+        }
+    }
+    response = Client().post("/api/auth/token", {"username": "dana", "password": "x"}, content_type="application/json")
+    _assert_error_shape(response, 503, "unavailable")

@@ -142,7 +142,13 @@ def test_malformed_frames_get_error_events_and_the_socket_stays_usable(user):
     async def run():
         communicator, _ = await _connect(token)
         replies = []
-        for frame in ["not json", "[1, 2]", json.dumps({"no": "type"}), json.dumps({"type": "dance"})]:
+        for frame in [
+            "not json",
+            "[1, 2]",
+            json.dumps({"no": "type"}),
+            json.dumps({"type": "dance"}),
+            '{"type": "chat", "message": "half a pair \\ud800"}',
+        ]:
             await communicator.send_to(text_data=frame)
             replies.append(json.loads(await communicator.receive_from(timeout=10)))
         await communicator.send_to(bytes_data=b"\x00\x01")
@@ -163,8 +169,8 @@ def test_malformed_frames_get_error_events_and_the_socket_stays_usable(user):
     replies, last = async_to_sync(run)()
     assert all(r["type"] == "error" and r["error"] for r in replies)
     codes = [r["code"] for r in replies]
-    assert codes[:5] == ["invalid_frame"] * 5
-    assert codes[5:] == ["invalid", "message_too_long", "session_not_found", "nothing_to_cancel"]
+    assert codes[:6] == ["invalid_frame"] * 6
+    assert codes[6:] == ["invalid", "message_too_long", "session_not_found", "nothing_to_cancel"]
     assert last[-1]["type"] == "done"
     assert not Message.objects.filter(session_id=other_session).exists()
 
