@@ -1,8 +1,10 @@
 """The Celery application; tasks live in each app's ``tasks`` module."""
 
+import redis
 from celery import Celery
 from celery.signals import worker_ready
 from django.conf import settings
+from kombu.transport import redis as kombu_redis
 
 # Two queues, each with workers of its own, so that a bulk ingest never delays what a person is
 # waiting for: interactive work (embedding messages and queries, auto-commit, folding summaries)
@@ -10,6 +12,24 @@ from django.conf import settings
 INTERACTIVE_QUEUE, BULK_QUEUE = "interactive", "bulk"
 BULK_TASKS = ("documents.index_document", "core.backfill_embeddings")
 RESCUE_DOCUMENTS_TASK = "documents.rescue_stalled"
+
+
+class _RedisChannel(kombu_redis.Channel):
+    def _connparams(self, asynchronous: bool = False) -> dict:
+        # When Redis goes away while a worker holds an unacknowledged message, kombu closes the channel
+        # a second time after its connection was already let go, and reading that connection's address
+        # raised AttributeError, which ended the worker. Reported as what it is, a lost connection, the
+        # worker reconnects instead (the message comes back from Redis after the visibility timeout).
+        if self.connection is None or self.connection.client is None:
+            raise redis.ConnectionError("the connection to the broker is closed")
+        return super()._connparams(asynchronous=asynchronous)
+
+
+class RedisTransport(kombu_redis.Transport):
+    """kombu's Redis transport, surviving the loss of Redis while a task is unacknowledged."""
+
+    Channel = _RedisChannel
+
 
 app = Celery("recollect")
 app.config_from_object("django.conf:settings", namespace="CELERY")
