@@ -169,7 +169,10 @@ def test_a_document_whose_worker_is_killed_midway_is_indexed_again_without_dupli
         what="indexing to start",
         stack=stack,
     )
-    time.sleep(HEARTBEAT_S * 2)  # well into the run: its claim has been refreshed since it began
+    # A live run keeps its claim fresh for longer than a claim lasts: nobody takes its work over.
+    time.sleep(STALE_S * 2)
+    assert stack.call(f"/api/documents/{doc_id}")[1]["status"] == "indexing"
+    assert "queued again" not in stack.output()
     bulk = stack.children()["bulk"]
     (pool_process,) = bulk.children()
     pool_process.send_signal(signal.SIGKILL)
