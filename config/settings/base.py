@@ -128,7 +128,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # With late acknowledgement, Redis hands an unacknowledged task to another worker after this long; it
-# must exceed the longest task (indexing a large document with an LLM), or that task runs twice.
+# must exceed the longest task (indexing a large document with an LLM), or that task runs twice. A
+# document whose worker was killed does not wait for it: its indexing claim goes stale within
+# DOCUMENT_INDEX_STALE_S and the document is queued again (documents_app.services).
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 # A worker whose Redis went away (restarted, killed) waits for it and reconnects, however long it takes,
 # rather than exiting: the run command brings the embedded Redis back on the same port.
