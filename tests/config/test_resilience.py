@@ -45,7 +45,10 @@ class Stack:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 return response.status, json.loads(response.read() or b"{}")
         except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"{}")
+            try:
+                return error.code, json.loads(error.read() or b"{}")
+            except ValueError:  # a server error page while a server restarts
+                return error.code, {}
 
     def upload(self, name: str, text: str) -> str:
         boundary = "recollect-test-boundary"
@@ -247,4 +250,34 @@ def test_a_killed_redis_comes_back_on_its_port_and_everything_reconnects(stack):
     )
     status, answer = stack.call("/api/ai/chat", {"message": "What did I say?", "session_id": sid}, timeout=30)
     assert status == 200 and answer["message"], answer
+    assert {role: process.pid for role, process in stack.children().items()} == pids, "nothing was restarted"
+
+
+def test_a_killed_postgresql_is_started_again_and_everything_reconnects(stack):
+    postmaster = stack.var / "pgdata" / "postmaster.pid"
+    old_pid = int(postmaster.read_text().split()[0])
+    pids = {role: process.pid for role, process in stack.children().items()}
+    os.kill(old_pid, signal.SIGKILL)
+    killed = time.monotonic()
+
+    def revived() -> bool:
+        try:
+            return int(postmaster.read_text().split()[0]) != old_pid
+        except (FileNotFoundError, ValueError, IndexError):
+            return False
+
+    _wait(revived, timeout=30, what="PostgreSQL to be started again", stack=stack)
+    _wait(stack.healthy, timeout=30, what="the site and workers to reconnect", stack=stack)
+    print(f"healthy again {time.monotonic() - killed:.1f}s after PostgreSQL was killed")
+    status, session = stack.call("/api/sessions", {"title": "after postgres"})
+    assert status == 201, session
+    sid = session["session_id"]
+    status, _ = stack.call(f"/api/sessions/{sid}/messages", {"messages": [{"role": "user", "content": "Still here."}]})
+    assert status == 201
+    _wait(
+        lambda: stack.call(f"/api/sessions/{sid}")[1]["messages"][0]["embedded"],
+        timeout=30,
+        what="the message to be embedded",
+        stack=stack,
+    )
     assert {role: process.pid for role, process in stack.children().items()} == pids, "nothing was restarted"
