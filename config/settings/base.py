@@ -137,11 +137,18 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # With late acknowledgement, Redis hands an unacknowledged task to another worker after this long; it
-# must exceed the longest task (indexing a large document with an LLM), or that task runs twice.
-# A publish waits at most this long for a Redis that hangs (one refused is known at once); the workers'
-# blocking pop waits 1 s at a time, well within the socket timeout.
+# must exceed the longest task (indexing a large document with an LLM), or that task runs twice. A
+# document whose worker was killed does not wait for it: its indexing claim goes stale within
+# DOCUMENT_INDEX_STALE_S and the document is queued again (documents_app.services).
+# A publish waits at most socket_connect_timeout/socket_timeout for a Redis that hangs (one refused is
+# known at once); the workers' blocking pop waits 1 s at a time, well within the socket timeout.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600, "socket_connect_timeout": 2, "socket_timeout": 5}
+# A worker whose Redis went away (restarted, killed) waits for it and reconnects, however long it takes,
+# rather than exiting: the run command brings the embedded Redis back on the same port.
+CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_TRANSPORT = "config.celery:RedisTransport"
 CELERY_RESULT_EXPIRES = 3600
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 2, minimum=1)
 
@@ -271,6 +278,17 @@ DOCUMENT_MAX_BYTES = env_int("DOCUMENT_MAX_BYTES", 50 * 1024 * 1024, minimum=1)
 CHUNK_TOKENS = env_int("CHUNK_TOKENS", 300, minimum=32)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 40, minimum=0)
 MIN_SECTION_TOKENS = env_int("MIN_SECTION_TOKENS", 40, minimum=0)
+# A run indexing a document refreshes its claim every DOCUMENT_INDEX_HEARTBEAT_S seconds; a claim not
+# refreshed for DOCUMENT_INDEX_STALE_S seconds belongs to a run that died (a killed worker) and is taken
+# over. The run command looks for such documents every DOCUMENT_RESCUE_INTERVAL_S seconds.
+DOCUMENT_INDEX_HEARTBEAT_S = env_float("DOCUMENT_INDEX_HEARTBEAT_S", 15.0)
+DOCUMENT_INDEX_STALE_S = env_float("DOCUMENT_INDEX_STALE_S", 60.0)
+DOCUMENT_RESCUE_INTERVAL_S = env_float("DOCUMENT_RESCUE_INTERVAL_S", 30.0)
+if DOCUMENT_INDEX_STALE_S < 2 * DOCUMENT_INDEX_HEARTBEAT_S:
+    raise ImproperlyConfigured(
+        f"DOCUMENT_INDEX_STALE_S={DOCUMENT_INDEX_STALE_S} must be at least twice DOCUMENT_INDEX_HEARTBEAT_S="
+        f"{DOCUMENT_INDEX_HEARTBEAT_S}, or a live run's claim could be taken over between two heartbeats."
+    )
 
 # --- Retrieval ---------------------------------------------------------------------------------------
 # "hierarchical" descends from the best directories; "flat" ranks chunks directly.

@@ -216,7 +216,7 @@ def test_a_run_that_dies_midway_leaves_the_previous_tree_and_never_marks_ready(
     assert set(DocumentNode.objects.values_list("uri", flat=True)) == nodes_before
     monkeypatch.undo()
     # Redis hands the unacknowledged task to a worker again once the dead run's claim is stale.
-    Document.objects.filter(pk=doc["doc_id"]).update(updated_at=document.updated_at - services.INDEXING_STALE_AFTER)
+    Document.objects.filter(pk=doc["doc_id"]).update(updated_at=document.updated_at - services.indexing_stale_after())
     assert services.document_index(document_id=doc["doc_id"]).status == "ready"
 
 

@@ -1,0 +1,287 @@
+"""The run command keeps the site up when its parts are killed: a worker killed mid-document, a Celery
+main process or Daphne killed outright, the embedded Redis killed. One supervisor serves every test of
+this module, with short indexing claims so that a dead run is noticed in seconds rather than a minute."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.helpers import ROOT, clean_env, free_port, manage
+
+pytestmark = pytest.mark.slow
+
+HEARTBEAT_S, STALE_S, RESCUE_S = 1.0, 4.0, 2.0
+
+
+@dataclass
+class Stack:
+    proc: subprocess.Popen
+    base: str
+    var: Path
+    log: Path
+    env: dict[str, str]
+    token: str = ""
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def call(self, path: str, body: dict | None = None, timeout: float = 10) -> tuple[int, dict]:
+        headers = {"Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Token {self.token}"
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(f"{self.base}{path}", data=data, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return response.status, json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as error:
+            try:
+                return error.code, json.loads(error.read() or b"{}")
+            except ValueError:  # a server error page while a server restarts
+                return error.code, {}
+
+    def upload(self, name: str, text: str) -> str:
+        boundary = "recollect-test-boundary"
+        body = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+            f"Content-Type: text/markdown\r\n\r\n{text}\r\n--{boundary}--\r\n"
+        ).encode()
+        request = urllib.request.Request(
+            f"{self.base}/api/documents/upload",
+            data=body,
+            headers={
+                "Authorization": f"Token {self.token}",
+                "Content-Type": f"multipart/form-data; boundary={boundary}",
+            },
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 202
+            return json.loads(response.read())["doc_id"]
+
+    def children(self) -> dict[str, psutil.Process]:
+        """The supervisor's direct children by role: "interactive", "bulk" and "daphne"."""
+        found = {}
+        for child in psutil.Process(self.proc.pid).children():
+            cmdline = " ".join(child.cmdline())
+            for role in ("interactive", "bulk"):
+                if f"--queues {role}" in cmdline:
+                    found[role] = child
+            if "daphne" in cmdline:
+                found["daphne"] = child
+        return found
+
+    def healthy(self) -> bool:
+        """Daphne answers, and (as staff see it) both workers answer a ping through Redis."""
+        try:
+            status, health = self.call("/api/health?deep=1", timeout=5)
+        except OSError:
+            return False
+        names = " ".join(health.get("workers", {}).get("names", []))
+        return status == 200 and (not self.token or ("interactive-" in names and "bulk-" in names))
+
+
+def _wait(condition, *, timeout: float, what: str, stack: Stack, every: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert stack.proc.poll() is None, f"the run command exited:\n{stack.output()[-4000:]}"
+        value = condition()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"{what} did not happen in {timeout}s:\n{stack.output()[-4000:]}")
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    var = tmp_path_factory.mktemp("resilience") / "var"
+    log = var.parent / "stack.log"
+    port = free_port()
+    env = clean_env(
+        RECOLLECT_VAR_DIR=str(var),
+        DJANGO_SETTINGS_MODULE="config.settings.dev",
+        DOCUMENT_INDEX_HEARTBEAT_S=str(HEARTBEAT_S),
+        DOCUMENT_INDEX_STALE_S=str(STALE_S),
+        DOCUMENT_RESCUE_INTERVAL_S=str(RESCUE_S),
+    )
+    with log.open("w") as output:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "config.stack", "--port", str(port), "--concurrency", "1"],
+            cwd=ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    running = Stack(proc=proc, base=f"http://127.0.0.1:{port}", var=var, log=log, env=env)
+    try:
+        _wait(running.healthy, timeout=120, what="the first start", stack=running, every=0.5)
+        password = (var / "initial-admin-password").read_text().strip()
+        running.token = running.call("/api/auth/token", {"username": "admin", "password": password})[1]["token"]
+        _wait(running.healthy, timeout=60, what="both workers to answer", stack=running, every=0.5)
+        yield running
+    finally:
+        descendants = psutil.Process(proc.pid).children(recursive=True)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        psutil.wait_procs(descendants, timeout=10)
+    assert "stopped." in running.output()
+    if os.environ.get("RECOLLECT_KEEP_STACK_LOG"):
+        log.replace(os.environ["RECOLLECT_KEEP_STACK_LOG"])
+
+
+def _manual(pages: int) -> str:
+    return "\n\n".join(
+        f"## Chapter {chapter}\n\n"
+        + "\n\n".join(
+            f"Procedure {chapter}.{step}: open valve {chapter * step}, wait {step} minutes, then record the "
+            f"pressure reading {chapter * 1000 + step} and the temperature of boiler {chapter % 7} in the register."
+            for step in range(1, 12)
+        )
+        for chapter in range(1, pages)
+    )
+
+
+def _node_counts(stack: Stack, doc_id: str) -> dict[str, int]:
+    script = (
+        "import json; from documents_app.models import Document, DocumentNode as N; "
+        f"d = Document.objects.get(pk='{doc_id}'); rows = N.objects.filter(document=d); "
+        "print(json.dumps({'rows': rows.count(), 'node_count': d.node_count, "
+        "'places': rows.values('parent_uri', 'position').distinct().count()}))"
+    )
+    done = manage("shell", "-c", script, env=stack.env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_document_whose_worker_is_killed_midway_is_indexed_again_without_duplicates(stack):
+    text = _manual(80)
+    assert len(text.encode()) > 100_000
+    doc_id = stack.upload("boiler-manual.md", text)
+    _wait(
+        lambda: stack.call(f"/api/documents/{doc_id}")[1]["status"] == "indexing",
+        timeout=30,
+        what="indexing to start",
+        stack=stack,
+    )
+    # A live run keeps its claim fresh for longer than a claim lasts: nobody takes its work over.
+    time.sleep(STALE_S * 2)
+    assert stack.call(f"/api/documents/{doc_id}")[1]["status"] == "indexing"
+    assert "queued again" not in stack.output()
+    bulk = stack.children()["bulk"]
+    (pool_process,) = bulk.children()
+    pool_process.send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+
+    document = _wait(
+        lambda: (d := stack.call(f"/api/documents/{doc_id}")[1])["status"] in ("ready", "failed") and d,
+        timeout=120,
+        what="the document to be indexed again",
+        stack=stack,
+    )
+    elapsed = time.monotonic() - killed
+    print(f"ready {elapsed:.1f}s after its worker was killed")
+    assert document["status"] == "ready", document
+    assert stack.children()["bulk"].pid == bulk.pid, "only the pool process died, not the worker"
+    counts = _node_counts(stack, doc_id)
+    assert counts["rows"] == counts["node_count"] == counts["places"] > 100, counts
+
+
+def test_a_killed_worker_or_daphne_is_restarted_and_the_others_keep_running(stack):
+    before = stack.children()
+    before["bulk"].send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+    _wait(lambda: "bulk worker exited (code -9); restart #1" in stack.output(), timeout=10, what="a log", stack=stack)
+    _wait(lambda: stack.children().get("bulk") and stack.healthy(), timeout=60, what="the restart", stack=stack)
+    print(f"bulk worker answering again {time.monotonic() - killed:.1f}s after it was killed")
+    after = stack.children()
+    assert after["bulk"].pid != before["bulk"].pid
+    assert (after["interactive"].pid, after["daphne"].pid) == (before["interactive"].pid, before["daphne"].pid)
+
+    before = after
+    before["daphne"].send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+    _wait(lambda: "daphne exited (code -9); restart #1" in stack.output(), timeout=10, what="a log", stack=stack)
+    _wait(stack.healthy, timeout=60, what="the site to answer again", stack=stack)
+    print(f"site answering again {time.monotonic() - killed:.1f}s after Daphne was killed")
+    after = stack.children()
+    assert after["daphne"].pid != before["daphne"].pid
+    assert (after["interactive"].pid, after["bulk"].pid) == (before["interactive"].pid, before["bulk"].pid)
+
+
+def test_a_killed_redis_comes_back_on_its_port_and_everything_reconnects(stack):
+    port = json.loads((stack.var / "redis" / "state.json").read_text())["port"]
+    pids = {role: process.pid for role, process in stack.children().items()}
+    for _ in range(3):  # a worker holding a task when Redis went away used to die of it now and then
+        old_pid = int((stack.var / "redis" / "redis.pid").read_text())
+        os.kill(old_pid, signal.SIGKILL)
+        killed = time.monotonic()
+
+        def revived(old_pid=old_pid) -> bool:
+            try:
+                return int((stack.var / "redis" / "redis.pid").read_text()) != old_pid
+            except (FileNotFoundError, ValueError):
+                return False
+
+        _wait(revived, timeout=15, what="Redis to be started again", stack=stack)
+        assert json.loads((stack.var / "redis" / "state.json").read_text())["port"] == port
+        _wait(stack.healthy, timeout=30, what="the site and workers to reconnect", stack=stack)
+        print(f"healthy again {time.monotonic() - killed:.1f}s after Redis was killed")
+
+    status, session = stack.call("/api/sessions", {"title": "after redis"})
+    assert status == 201, session
+    sid = session["session_id"]
+    status, _ = stack.call(f"/api/sessions/{sid}/messages", {"messages": [{"role": "user", "content": "Hi there."}]})
+    assert status == 201
+    # The interactive worker got the embedding job through the revived broker.
+    _wait(
+        lambda: stack.call(f"/api/sessions/{sid}")[1]["messages"][0]["embedded"],
+        timeout=30,
+        what="the message to be embedded",
+        stack=stack,
+    )
+    logged = len(stack.output())
+    status, answer = stack.call("/api/ai/chat", {"message": "What did I say?", "session_id": sid}, timeout=30)
+    assert status == 200 and answer["message"], answer
+    # The chat reads and writes the session's working set through Daphne's own Django cache client,
+    # which would only log a failure: it reconnected to the revived Redis.
+    assert "working set of session" not in stack.output()[logged:]
+    assert {role: process.pid for role, process in stack.children().items()} == pids, "nothing was restarted"
+
+
+def test_a_killed_postgresql_is_started_again_and_everything_reconnects(stack):
+    postmaster = stack.var / "pgdata" / "postmaster.pid"
+    old_pid = int(postmaster.read_text().split()[0])
+    pids = {role: process.pid for role, process in stack.children().items()}
+    os.kill(old_pid, signal.SIGKILL)
+    killed = time.monotonic()
+
+    def revived() -> bool:
+        try:
+            return int(postmaster.read_text().split()[0]) != old_pid
+        except (FileNotFoundError, ValueError, IndexError):
+            return False
+
+    _wait(revived, timeout=30, what="PostgreSQL to be started again", stack=stack)
+    _wait(stack.healthy, timeout=30, what="the site and workers to reconnect", stack=stack)
+    print(f"healthy again {time.monotonic() - killed:.1f}s after PostgreSQL was killed")
+    status, session = stack.call("/api/sessions", {"title": "after postgres"})
+    assert status == 201, session
+    sid = session["session_id"]
+    status, _ = stack.call(f"/api/sessions/{sid}/messages", {"messages": [{"role": "user", "content": "Still here."}]})
+    assert status == 201
+    _wait(
+        lambda: stack.call(f"/api/sessions/{sid}")[1]["messages"][0]["embedded"],
+        timeout=30,
+        what="the message to be embedded",
+        stack=stack,
+    )
+    assert {role: process.pid for role, process in stack.children().items()} == pids, "nothing was restarted"
