@@ -3,6 +3,7 @@ dodge, throttled sign-in pages, and debug pages that show no password or token."
 
 from __future__ import annotations
 
+import importlib
 import stat
 import sys
 from pathlib import Path
@@ -84,3 +85,17 @@ def test_debug_pages_mask_url_passwords_and_api_tokens(settings):
     assert password not in page
     assert token not in page
     assert "redis://:********************@127.0.0.1:6390/0" in page
+
+
+def test_uploads_stored_before_are_made_private_by_the_migration(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    folder = tmp_path / "documents" / "2025" / "03"
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    stored = folder / "manual.pdf"
+    stored.write_bytes(b"%PDF-1.4")
+    stored.chmod(0o644)
+    migration = importlib.import_module("documents_app.migrations.0004_private_upload_permissions")
+    migration.restrict_stored_uploads(apps=None, schema_editor=None)
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
