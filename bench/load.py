@@ -2,7 +2,7 @@
 then a check that nothing was lost, duplicated or shown to the wrong user.
 
     .venv/bin/python bench/load.py [--base-url http://127.0.0.1:8000] [--clients 100] [--duration 180]
-                                   [--think-ms 500] [--sse-accept '*/*'] [--mix chat_sse=0,...]
+                                   [--think-ms 500] [--sse-accept text/event-stream] [--mix chat_sse=0,...]
                                    [--json out.json] [--quick]
 
 Each client is a user of its own (``load-<run>-<n>``, created with a token through the ORM before the run,
@@ -651,7 +651,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=180, help="seconds of load")
     parser.add_argument("--think-ms", type=float, default=500, help="mean pause between a client's operations")
     parser.add_argument("--timeout", type=float, default=120, help="seconds before a request counts as failed")
-    parser.add_argument("--sse-accept", default="*/*", help="Accept header of POST /api/ai/chat/stream")
+    parser.add_argument("--sse-accept", default="text/event-stream", help="Accept header of POST /api/ai/chat/stream")
     parser.add_argument(
         "--mix", default="", help="operation weights to change, e.g. chat_sse=0,recall=40 (the rest as above)"
     )

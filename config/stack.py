@@ -33,6 +33,9 @@ from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE, RESCUE_DOCUMENTS_TASK
 from config.celery import app as celery_app
 
 STOP_TIMEOUT_S = 20.0
+ASGI_THREADS = 32
+# Daphne's default (5 s) drops a websocket handshake that waits behind a burst of work.
+WEBSOCKET_CONNECT_TIMEOUT_S = 20
 READY_TIMEOUT_S = 60.0
 # A child that dies is started again after RESTART_DELAY_S, doubled for each further death within
 # RESTART_STABLE_S of its start (a crash loop), up to RESTART_MAX_DELAY_S.
@@ -169,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+    # Daphne's thread pool runs the sync views and the sockets' database work; its default (cores + 4)
+    # queues a few dozen users' requests behind each other on a small machine.
+    os.environ.setdefault("ASGI_THREADS", str(ASGI_THREADS))
     if not _is_loopback(args.host) and os.environ["DJANGO_SETTINGS_MODULE"].endswith(".dev"):
         parser.error(
             f"refusing to serve development settings (debug pages, a published secret key) on {args.host}; "
@@ -206,7 +212,18 @@ def main(argv: list[str] | None = None) -> int:
         worker(BULK_QUEUE, concurrency),
         _Child(
             "daphne",
-            [sys.executable, "-m", "daphne", "-b", args.host, "-p", str(args.port), "config.asgi:application"],
+            [
+                sys.executable,
+                "-m",
+                "daphne",
+                "-b",
+                args.host,
+                "-p",
+                str(args.port),
+                "--websocket_connect_timeout",
+                str(WEBSOCKET_CONNECT_TIMEOUT_S),
+                "config.asgi:application",
+            ],
         ),
     ]
     base_url = f"http://{args.host}:{args.port}"

@@ -6,19 +6,23 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlparse
 
 from channels.auth import AuthMiddlewareStack
-from channels.db import database_sync_to_async
+from channels.db import DatabaseSyncToAsync
 from channels.middleware import BaseMiddleware
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
 
-@database_sync_to_async
-def _user_for_token(key: str):
+def _user_for_token_sync(key: str):
     from rest_framework.authtoken.models import Token
 
     token = Token.objects.select_related("user").filter(key=key).first()
     return token.user if token and token.user.is_active else None
+
+
+# Not thread-sensitive: each handshake's lookup runs on the server's thread pool instead of queuing on
+# the one thread shared by every socket, which under load made handshakes outlast Daphne's timeout.
+_user_for_token = DatabaseSyncToAsync(_user_for_token_sync, thread_sensitive=False)
 
 
 def _token_of(scope) -> str:

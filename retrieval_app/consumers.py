@@ -18,7 +18,7 @@ import contextlib
 import json
 import logging
 
-from channels.db import database_sync_to_async
+from channels.db import DatabaseSyncToAsync
 from channels.generic.websocket import AsyncWebsocketConsumer
 from redis.exceptions import RedisError
 from rest_framework.exceptions import ParseError
@@ -30,6 +30,9 @@ from retrieval_app.api.serializers import ChatInSerializer
 from retrieval_app.chat import events
 
 logger = logging.getLogger(__name__)
+
+# On the server's thread pool: the one thread shared by every socket would serialise all their turns.
+_prepare = DatabaseSyncToAsync(chat.chat_prepare, thread_sensitive=False)
 
 UNAUTHENTICATED = 4401
 MAX_FRAME_CHARS = 256 * 1024
@@ -147,7 +150,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return await self._error("Invalid chat frame.", code="invalid", fields=serializer.errors)
         request = chat.ChatRequest(**serializer.validated_data)
         try:
-            target = await database_sync_to_async(chat.chat_prepare)(owner=self.scope["user"], request=request)
+            target = await _prepare(owner=self.scope["user"], request=request)
         except DomainError as exc:
             return await self._error(exc.message, code=exc.code, **exc.details)
         except Exception as exc:
