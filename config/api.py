@@ -11,6 +11,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import DataError, IntegrityError
 from django.http import Http404, HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import server_error as html_server_error
 from drf_spectacular.utils import extend_schema, inline_serializer
 from redis.exceptions import RedisError
@@ -110,6 +111,7 @@ def reject_nul(value: str) -> str:
     return value
 
 
+@csrf_exempt  # a POST to an unknown path is a 404, not a CSRF failure page: nothing here acts on it
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     return JsonResponse(error_body("not_found", f"No API endpoint at {request.path}."), status=404)
 

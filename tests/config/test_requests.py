@@ -134,11 +134,13 @@ def test_while_the_database_is_unreachable_the_api_answers_503_in_json(client_an
         ("get", "/api/sessions", {"HTTP_ACCEPT": "image/png"}, 406),
         ("post", "/api/sessions", {"data": "title=x", "content_type": "text/plain"}, 415),
         ("get", "/api/no/such/endpoint", {}, 404),
+        ("post", "/api/sessions//messages", {"data": {}, "content_type": "application/json"}, 404),
     ],
-    ids=["405", "406", "415", "404"],
+    ids=["405", "406", "415", "404", "404-post"],
 )
 def test_protocol_errors_keep_the_error_shape(client_and_session, method, url, kwargs, status):
     client, _ = client_and_session
+    client = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=client.defaults["HTTP_AUTHORIZATION"])
     _assert_error_shape(getattr(client, method)(url, **kwargs), status)
 
 
