@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from config.api import reject_nul
+from documents_app.models import Document
 from documents_app.selectors import LEVELS
 
 
@@ -20,7 +21,7 @@ class DocumentSerializer(serializers.Serializer):
     filename = serializers.CharField()
     media_type = serializers.CharField()
     size_bytes = serializers.IntegerField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=Document.Status.values)
     error = serializers.CharField()
     node_count = serializers.IntegerField()
     created_at = serializers.DateTimeField()
