@@ -187,6 +187,9 @@ SPECTACULAR_SETTINGS = {
         "HitSourceEnum": ["semantic", "keyword", "hybrid", "memory"],
         "RecallSourceEnum": ["vector", "keyword", "hybrid"],
         "DocumentStatusEnum": "documents_app.models.Document.Status",
+        "DocumentOriginEnum": ["document"],
+        "MemoryOriginEnum": ["memory"],
+        "ConversationOriginEnum": ["conversation"],
     },
     # OpenAPI 3.0 cannot describe a websocket: config.schema adds its events as an extension.
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.schema.document_websocket"],
