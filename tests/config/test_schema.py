@@ -51,12 +51,9 @@ def test_every_operation_documents_its_errors_in_the_error_shape(schema):
 
 def test_limits_the_server_enforces_are_in_the_schema(schema):
     props = {name: body["properties"] for name, body in schema["components"]["schemas"].items() if "properties" in body}
-    assert props["ChatIn"]["message"] == {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": settings.CHAT_MESSAGE_MAX_CHARS,
-        "pattern": r"\S",
-    }
+    message = props["ChatIn"]["message"]
+    assert (message["minLength"], message["maxLength"]) == (1, settings.CHAT_MESSAGE_MAX_CHARS)
+    assert "white space" in message["description"]
     assert props["FindIn"]["query"]["maxLength"] == settings.QUERY_MAX_CHARS
     assert props["MessageIn"]["content"]["maxLength"] == settings.MESSAGE_MAX_CHARS
     assert props["MessagesIn"]["messages"]["minItems"] == 1 and props["MessagesIn"]["messages"]["maxItems"] == 1000
