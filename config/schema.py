@@ -126,11 +126,34 @@ def non_blank_text(max_length: int) -> dict[str, Any]:
     }
 
 
+def viking_uri(max_length: int) -> dict[str, Any]:
+    """The schema of a viking:// URI; which URIs exist, and whose they are, the view decides."""
+    return {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": "^viking://"}
+
+
+JSON_OBJECT = {"type": "object", "additionalProperties": True}
+
 _UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
 
 
 class AutoSchema(SpectacularAutoSchema):
     """drf-spectacular's schema, plus the error answers that follow from how every API view works."""
+
+    def map_parsers(self):
+        # The API speaks JSON (forms are read too, for the browsable API, but a form cannot carry what
+        # the JSON bodies do: nested objects, null, a JSON object for metadata). A view that reads
+        # something else, like the upload's multipart, says so with its own parser_classes.
+        media_types = super().map_parsers()
+        return ["application/json"] if "application/json" in media_types else media_types
+
+    def _get_serializer_field_meta(self, field, direction):
+        # A text field that refuses "" says so (drf-spectacular only does when it splits every component
+        # in two, which would rename them all); "" in an answer is still allowed, so requests only.
+        meta = super()._get_serializer_field_meta(field, direction)
+        refuses_blank = isinstance(field, serializers.CharField) and not (field.allow_blank or field.read_only)
+        if direction == "request" and refuses_blank:
+            meta.setdefault("minLength", 1)
+        return meta
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)

@@ -7,7 +7,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from config.api import reject_nul
-from config.schema import non_blank_text
+from config.schema import non_blank_text, viking_uri
 from retrieval_app.search.serializers import HIT_SERIALIZERS, ContextItemSerializer
 
 MAX_LIMIT = 100
@@ -31,9 +31,14 @@ class ChatMessageField(serializers.CharField):
         return super().run_validation(data)
 
 
+@extend_schema_field(viking_uri(512))
+class TargetUriField(serializers.CharField):
+    """The viking:// URI to search under; the service refuses any other, and another user's."""
+
+
 class FindInSerializer(serializers.Serializer):
     query = QueryField(trim_whitespace=False, validators=[reject_nul])
-    target_uri = serializers.CharField(
+    target_uri = TargetUriField(
         max_length=512, required=False, allow_blank=True, allow_null=True, default=None, validators=[reject_nul]
     )
     limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, default=5)

@@ -9,11 +9,12 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import reject_nul
-from config.schema import non_blank_text
+from config.schema import JSON_OBJECT, non_blank_text
 from sessions_app.models import Memory, Message
 from sessions_app.selectors import RECALL_STRATEGIES
 
 
+@extend_schema_field(JSON_OBJECT)
 class JSONObjectField(serializers.JSONField):
     """A JSON object (not a list or a scalar), kept exactly as given."""
 
