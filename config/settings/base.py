@@ -183,7 +183,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api.exception_handler",
@@ -212,7 +212,13 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "HitSourceEnum": ["semantic", "keyword", "hybrid", "memory"],
         "RecallSourceEnum": ["vector", "keyword", "hybrid"],
+        "DocumentStatusEnum": "documents_app.models.Document.Status",
+        "DocumentOriginEnum": ["document"],
+        "MemoryOriginEnum": ["memory"],
+        "ConversationOriginEnum": ["conversation"],
     },
+    # OpenAPI 3.0 cannot describe a websocket: config.schema adds its events as an extension.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.schema.document_websocket"],
 }
 
 # --- Models ---------------------------------------------------------------------------------------

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import reject_nul
+from config.schema import viking_uri
+from documents_app.models import Document
 from documents_app.selectors import LEVELS
 
 
@@ -20,7 +23,7 @@ class DocumentSerializer(serializers.Serializer):
     filename = serializers.CharField()
     media_type = serializers.CharField()
     size_bytes = serializers.IntegerField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=Document.Status.values)
     error = serializers.CharField()
     node_count = serializers.IntegerField()
     created_at = serializers.DateTimeField()
@@ -32,12 +35,17 @@ class DocumentDetailSerializer(DocumentSerializer):
     overview = serializers.CharField()
 
 
+@extend_schema_field(viking_uri(1024))
+class UriField(serializers.CharField):
+    """A viking:// URI; the selectors refuse any other, and another user's, with their own errors."""
+
+
 class LsQuerySerializer(serializers.Serializer):
-    uri = serializers.CharField(max_length=1024)
+    uri = UriField(max_length=1024)
     offset = serializers.IntegerField(required=False, default=0, min_value=0)
     limit = serializers.IntegerField(required=False, default=500, min_value=1, max_value=5000)
 
 
 class ReadQuerySerializer(serializers.Serializer):
-    uri = serializers.CharField(max_length=1024)
+    uri = UriField(max_length=1024)
     level = serializers.ChoiceField(choices=LEVELS, required=False, default="L1")

@@ -13,9 +13,12 @@ from rest_framework.views import APIView
 
 from config.api import validated
 from config.parsers import refuse_oversized
+from config.schema import errors
 from documents_app import selectors, services
 from documents_app.api import serializers as s
 from documents_app.exceptions import DocumentTooLarge, StorageFull
+from documents_app.models import Document, DocumentNode
+from documents_app.selectors import LEVELS
 
 
 def _detail(document) -> dict:
@@ -45,7 +48,14 @@ class UploadView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": s.UploadSerializer},
-        responses={202: s.DocumentSerializer, 200: s.DocumentSerializer},
+        responses={
+            202: s.DocumentSerializer,
+            200: s.DocumentSerializer,
+            **errors(
+                bad_request="Not a file, or not a document this product can read (`unsupported_document`).",
+                too_large="The file is larger than DOCUMENT_MAX_BYTES (`document_too_large`).",
+            ),
+        },
         summary="Upload a document; it is indexed in a worker (202), or the same bytes' document is returned (200)",
     )
     def post(self, request: Request) -> Response:
@@ -57,9 +67,12 @@ class UploadView(APIView):
 
 
 class DocumentListView(APIView):
+    # Declared so that the schema shows the page envelope the answer really has.
+    pagination_class = PageNumberPagination
+
     @extend_schema(responses=s.DocumentSerializer(many=True), summary="The user's documents with their status")
     def get(self, request: Request) -> Response:
-        paginator = PageNumberPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.document_list(owner=request.user), request, view=self)
         return paginator.get_paginated_response(s.DocumentSerializer(page, many=True).data)
 
@@ -86,40 +99,54 @@ _ENTRY = inline_serializer(
     "FsEntry",
     {
         "uri": serializers.CharField(),
-        "kind": serializers.CharField(),
+        "kind": serializers.ChoiceField(choices=DocumentNode.Kind.values),
         "title": serializers.CharField(),
         "abstract": serializers.CharField(),
         "is_directory": serializers.BooleanField(),
+        "position": serializers.IntegerField(allow_null=True),
+        "status": serializers.ChoiceField(
+            choices=Document.Status.values, required=False, help_text="Only for a document not yet indexed."
+        ),
     },
+    many=True,
 )
 
 
 class LsView(APIView):
     @extend_schema(
         parameters=[s.LsQuerySerializer],
-        responses=inline_serializer(
-            "FsLs", {"uri": serializers.CharField(), "total": serializers.IntegerField(), "children": _ENTRY}
-        ),
+        responses={
+            200: inline_serializer(
+                "FsLs", {"uri": serializers.CharField(), "total": serializers.IntegerField(), "children": _ENTRY}
+            ),
+            **errors(not_found="Nothing at that URI for this user."),
+        },
         summary="The children of a viking:// URI with their L0 abstracts",
     )
     def get(self, request: Request) -> Response:
-        return Response(selectors.fs_ls(owner=request.user, **validated(s.LsQuerySerializer, request.query_params)))
+        # A plain dict, not the QueryDict: an empty parameter is then a value to validate, not an absent one.
+        query = validated(s.LsQuerySerializer, request.query_params.dict())
+        return Response(selectors.fs_ls(owner=request.user, **query))
 
 
 class ReadView(APIView):
     @extend_schema(
         parameters=[s.ReadQuerySerializer],
-        responses=inline_serializer(
-            "FsRead",
-            {
-                "uri": serializers.CharField(),
-                "level": serializers.CharField(),
-                "kind": serializers.CharField(),
-                "title": serializers.CharField(),
-                "text": serializers.CharField(),
-            },
-        ),
+        responses={
+            200: inline_serializer(
+                "FsRead",
+                {
+                    "uri": serializers.CharField(),
+                    "level": serializers.ChoiceField(choices=LEVELS),
+                    "kind": serializers.ChoiceField(choices=DocumentNode.Kind.values),
+                    "title": serializers.CharField(),
+                    "text": serializers.CharField(),
+                },
+            ),
+            **errors(not_found="Nothing at that URI for this user."),
+        },
         summary="The text of a node at one tier: L0 abstract, L1 overview or L2 full text",
     )
     def get(self, request: Request) -> Response:
-        return Response(selectors.fs_read(owner=request.user, **validated(s.ReadQuerySerializer, request.query_params)))
+        query = validated(s.ReadQuerySerializer, request.query_params.dict())
+        return Response(selectors.fs_read(owner=request.user, **query))

@@ -2,19 +2,43 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import PolymorphicProxySerializer
+from django.conf import settings
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from config.api import reject_nul
+from config.schema import non_blank_text, viking_uri
 from retrieval_app.search.serializers import HIT_SERIALIZERS, ContextItemSerializer
 
 MAX_LIMIT = 100
 
 
+@extend_schema_field(non_blank_text(settings.QUERY_MAX_CHARS))
+class QueryField(serializers.CharField):
+    """Emptiness and length are checked by the service, so that chat and search share one limit and
+    one error; the schema states them all the same."""
+
+
+@extend_schema_field(non_blank_text(settings.CHAT_MESSAGE_MAX_CHARS))
+class ChatMessageField(serializers.CharField):
+    """Emptiness and length are checked by the pipeline, so every transport gives the same error; the
+    schema states them all the same."""
+
+    def run_validation(self, data=serializers.empty):
+        # Let an empty message through to the pipeline's own error (allow_blank would also put "" in the schema).
+        if data == "":
+            return data
+        return super().run_validation(data)
+
+
+@extend_schema_field(viking_uri(512))
+class TargetUriField(serializers.CharField):
+    """The viking:// URI to search under; the service refuses any other, and another user's."""
+
+
 class FindInSerializer(serializers.Serializer):
-    # Length is checked by the service, so that chat and search share one limit and one error.
-    query = serializers.CharField(trim_whitespace=False, validators=[reject_nul])
-    target_uri = serializers.CharField(
+    query = QueryField(trim_whitespace=False, validators=[reject_nul])
+    target_uri = TargetUriField(
         max_length=512, required=False, allow_blank=True, allow_null=True, default=None, validators=[reject_nul]
     )
     limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, default=5)
@@ -62,8 +86,7 @@ class HistoryTurnSerializer(serializers.Serializer):
 
 
 class ChatInSerializer(serializers.Serializer):
-    # Emptiness and length are checked by the pipeline, so every transport gives the same error.
-    message = serializers.CharField(trim_whitespace=False, allow_blank=True, validators=[reject_nul])
+    message = ChatMessageField(trim_whitespace=False, validators=[reject_nul])
     history = HistoryTurnSerializer(many=True, required=False, default=list, max_length=200)
     doc_id = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)
     session_id = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,6 +11,7 @@ from rest_framework.views import APIView
 
 from config.api import validated
 from config.exceptions import DomainError
+from config.schema import chat_stream_response, errors
 from retrieval_app import chat, search
 from retrieval_app.api import serializers as s
 from retrieval_app.api.streaming import EVENT_STREAM, EventStreamNegotiation, with_keep_alive
@@ -68,7 +68,7 @@ class SearchView(_SearchView):
 
     @extend_schema(
         request=s.SearchInSerializer,
-        responses=s.SearchOutSerializer,
+        responses={200: s.SearchOutSerializer, **errors(not_found="No session with that id for this user.")},
         summary="Session-aware search over documents, memories and earlier conversations",
     )
     def post(self, request: Request) -> Response:
@@ -82,7 +82,17 @@ def _chat_request(request: Request) -> tuple[chat.ChatRequest, chat.ChatTarget]:
 
 
 class ChatView(APIView):
-    @extend_schema(request=s.ChatInSerializer, responses=s.ChatOutSerializer, summary="One chat turn, answered whole")
+    @extend_schema(
+        request=s.ChatInSerializer,
+        responses={
+            200: s.ChatOutSerializer,
+            **errors(
+                not_found="No session or document with that id for this user.",
+                unavailable="The model could not answer (the message was saved), or too many answers are in flight.",
+            ),
+        },
+        summary="One chat turn, answered whole",
+    )
     def post(self, request: Request) -> Response:
         chat_request, target = _chat_request(request)
         answer = chat.chat_reply(owner=request.user, request=chat_request, target=target)
@@ -96,7 +106,13 @@ class ChatStreamView(APIView):
 
     @extend_schema(
         request=s.ChatInSerializer,
-        responses={(200, "text/event-stream"): OpenApiTypes.STR},
+        responses={
+            (200, "text/event-stream"): chat_stream_response(),
+            **errors(
+                not_found="No session or document with that id for this user.",
+                unavailable="Too many answers are in flight on this server; retry in a moment.",
+            ),
+        },
         summary="One chat turn as server-sent events: context, token..., then done or error",
     )
     def post(self, request: Request) -> StreamingHttpResponse:

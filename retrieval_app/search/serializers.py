@@ -22,7 +22,8 @@ class DocumentHitSerializer(serializers.Serializer):
     content = serializers.CharField(help_text="The full text (L2) of a chunk, memory or message.")
     title = serializers.CharField()
     kind = serializers.CharField(help_text="chunk, section or document; memory; or message.")
-    origin = serializers.CharField(help_text="document, memory or conversation.")
+    # One value per kind of hit, so that a client (and the schema's oneOf) tells the kinds apart by it.
+    origin = serializers.ChoiceField(choices=["document"])
     score = serializers.FloatField()
     source = serializers.ChoiceField(choices=["semantic", "keyword", "hybrid", "memory"])
     match_reason = serializers.CharField()
@@ -31,10 +32,13 @@ class DocumentHitSerializer(serializers.Serializer):
 class MemoryHitSerializer(DocumentHitSerializer):
     """A long-term memory (``origin: "memory"``)."""
 
+    origin = serializers.ChoiceField(choices=["memory"])
+
 
 class ConversationHitSerializer(DocumentHitSerializer):
     """A turn of an earlier conversation (``origin: "conversation"``), with its session and time."""
 
+    origin = serializers.ChoiceField(choices=["conversation"])
     session_id = serializers.CharField()
     created_at = serializers.CharField()
 

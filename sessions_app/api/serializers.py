@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import reject_nul
+from config.schema import JSON_OBJECT, non_blank_text
 from sessions_app.models import Memory, Message
 from sessions_app.selectors import RECALL_STRATEGIES
 
 
+@extend_schema_field(JSON_OBJECT)
 class JSONObjectField(serializers.JSONField):
     """A JSON object (not a list or a scalar), kept exactly as given."""
 
@@ -54,9 +57,14 @@ class SessionSerializer(serializers.Serializer):
     message_count = serializers.IntegerField(required=False)
 
 
+@extend_schema_field(non_blank_text(settings.MESSAGE_MAX_CHARS))
+class MessageContentField(serializers.CharField):
+    """A message's text, kept exactly as given (spaces included); checked by ``validate_content``."""
+
+
 class MessageInSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Message.Role.values)
-    content = serializers.CharField(trim_whitespace=False, validators=[reject_nul])
+    content = MessageContentField(trim_whitespace=False, validators=[reject_nul])
     created_at = serializers.DateTimeField(required=False)
     metadata = JSONObjectField(required=False, default=dict)
 
@@ -77,7 +85,7 @@ class MessagesInSerializer(serializers.Serializer):
 class MessageSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     seq = serializers.IntegerField()
-    role = serializers.CharField()
+    role = serializers.ChoiceField(choices=Message.Role.values)
     content = serializers.CharField()
     created_at = serializers.DateTimeField()
     token_count = serializers.IntegerField()
@@ -116,8 +124,13 @@ class ContextQuerySerializer(serializers.Serializer):
     max_messages = serializers.IntegerField(required=False, default=20, min_value=0, max_value=1000)
 
 
+@extend_schema_field(non_blank_text(10_000))
+class RecallQueryField(serializers.CharField):
+    """Trimmed, so a query of spaces only is blank and refused."""
+
+
 class RecallInSerializer(serializers.Serializer):
-    query = serializers.CharField(max_length=10_000, validators=[reject_nul])
+    query = RecallQueryField(max_length=10_000, validators=[reject_nul])
     agent_id = serializers.CharField(
         max_length=128, required=False, allow_blank=True, default=None, validators=[reject_nul]
     )
@@ -134,19 +147,36 @@ class RecallInSerializer(serializers.Serializer):
     )
 
 
-class SessionListQuerySerializer(serializers.Serializer):
-    agent_id = serializers.CharField(max_length=128, required=False, allow_blank=True, validators=[reject_nul])
+# Query strings are validated as plain dicts (see the views), so an empty parameter is a value like any
+# other: ``?category=`` is a wrong category, a 400, never silently "every category".
 
 
-class MemoryQuerySerializer(serializers.Serializer):
+class _AgentFilterSerializer(serializers.Serializer):
+    agent_id = serializers.CharField(
+        max_length=128,
+        required=False,
+        allow_blank=True,
+        validators=[reject_nul],
+        help_text="Only this agent's; empty or absent: every agent's.",
+    )
+
+    def validate_agent_id(self, value: str) -> str | None:
+        # Empty means no filter: a form with an empty agent box still sends the parameter.
+        return value or None
+
+
+class SessionListQuerySerializer(_AgentFilterSerializer):
+    pass
+
+
+class MemoryQuerySerializer(_AgentFilterSerializer):
     category = serializers.ChoiceField(choices=Memory.Category.values, required=False)
-    agent_id = serializers.CharField(max_length=128, required=False, allow_blank=True, validators=[reject_nul])
 
 
 class MemorySerializer(serializers.Serializer):
     id = serializers.IntegerField()
     uri = serializers.CharField()
-    category = serializers.CharField()
+    category = serializers.ChoiceField(choices=Memory.Category.values)
     key = serializers.CharField()
     content = serializers.CharField()
     agent_id = serializers.CharField()

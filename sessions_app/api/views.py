@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
@@ -24,15 +24,19 @@ def _session_detail(session) -> dict:
 
 
 class SessionListView(APIView):
+    # Declared so that the schema shows the page envelope the answer really has.
+    pagination_class = PageNumberPagination
+
     @extend_schema(
-        parameters=[s.SessionListQuerySerializer, OpenApiParameter("page", int)],
+        parameters=[s.SessionListQuerySerializer],
         responses=s.SessionSerializer(many=True),
         summary="The user's sessions, newest activity first",
     )
     def get(self, request: Request) -> Response:
-        query = validated(s.SessionListQuerySerializer, request.query_params)
+        # A plain dict, not the QueryDict: an empty parameter is then a value to validate, not an absent one.
+        query = validated(s.SessionListQuerySerializer, request.query_params.dict())
         sessions = selectors.session_list(owner=request.user, agent_id=query.get("agent_id"))
-        paginator = PageNumberPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(sessions, request, view=self)
         return paginator.get_paginated_response(s.SessionSerializer(page, many=True).data)
 
@@ -118,7 +122,7 @@ class SessionContextView(APIView):
     )
     def get(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(owner=request.user, session_id=session_id)
-        query = validated(s.ContextQuerySerializer, request.query_params)
+        query = validated(s.ContextQuerySerializer, request.query_params.dict())
         return Response(services.session_search_context(session=session, **query).as_dict())
 
 
@@ -205,15 +209,17 @@ class RecallView(APIView):
 
 
 class MemoryListView(APIView):
+    pagination_class = PageNumberPagination
+
     @extend_schema(
         parameters=[s.MemoryQuerySerializer],
         responses=s.MemorySerializer(many=True),
         summary="The user's long-term memories",
     )
     def get(self, request: Request) -> Response:
-        query = validated(s.MemoryQuerySerializer, request.query_params)
+        query = validated(s.MemoryQuerySerializer, request.query_params.dict())
         memories = selectors.memory_list(owner=request.user, **query)
-        paginator = PageNumberPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(memories, request, view=self)
         return paginator.get_paginated_response(s.MemorySerializer(page, many=True).data)
 
