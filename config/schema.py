@@ -4,7 +4,8 @@ the chat's server-sent events and the websocket's events.
 Views state what is particular to them (a 404 for a session named in the body, a 503 from the model);
 ``AutoSchema`` adds what follows from how every API view works, so a new endpoint is documented
 truthfully without anyone remembering to: 401 for a missing or wrong credential, 406 for an ``Accept``
-nobody can serve, 400/413/415 wherever a body is parsed, 403 where a signed-in browser needs its CSRF
+nobody can serve, 414 for an overlong query string, 503 while the database is down, 400/413/415
+wherever a body is parsed, 403 where a signed-in browser needs its CSRF
 token, 404 wherever a path names an object or a page is asked for, 429 where a throttle applies.
 """
 
@@ -77,6 +78,12 @@ _ERRORS: dict[int, tuple[str, str, str, dict[str, Any]]] = {
         "The request body is 30000000 bytes; the limit is 20971520.",
         {"limit_bytes": 20971520},
     ),
+    414: (
+        "The query string is longer than 8 KB (or the request line than 16 KB).",
+        "uri_too_long",
+        "The query string is 60006 bytes; the limit is 8192.",
+        {"limit_bytes": 8192},
+    ),
     415: (
         "The body's `Content-Type` is not one this endpoint reads.",
         "unsupported_media_type",
@@ -85,9 +92,10 @@ _ERRORS: dict[int, tuple[str, str, str, dict[str, Any]]] = {
     ),
     429: ("Too many requests; `Retry-After` says when to try again.", "throttled", "Request was throttled.", {}),
     503: (
-        "A service the answer needs (the model, a worker slot) is unavailable; retrying later may succeed.",
+        "A service the answer needs (the database, the model, a worker slot) is unavailable; `Retry-After`"
+        " says when to try again.",
         "unavailable",
-        "A required service is unavailable.",
+        "The database is unavailable; retry in a few seconds.",
         {},
     ),
 }
@@ -163,8 +171,9 @@ class AutoSchema(SpectacularAutoSchema):
         return dict(sorted(responses.items()))
 
     def _implied_error_statuses(self) -> set[int]:
-        # Any credential presented is checked, even where none is needed; any Accept is negotiated.
-        statuses = {401, 406}
+        # Any credential presented is checked, even where none is needed; any Accept is negotiated; any
+        # query string is measured; and any request may find the database down.
+        statuses = {401, 406, 414, 503}
         parameters = self._get_parameters()
         if any(parameter["in"] == "path" for parameter in parameters):
             statuses.add(404)
