@@ -80,3 +80,8 @@ class ChatOutSerializer(serializers.Serializer):
     retrieval_error = serializers.CharField(required=False)
     search_trace = serializers.DictField(required=False)
     prompt_tokens = serializers.IntegerField(required=False)
+    mood = serializers.ChoiceField(
+        choices=["confident", "uncertain", "apologetic"],
+        help_text="confident: grounded in a strong passage; uncertain: weak or no context; apologetic: a failure.",
+    )
+    mood_reason = serializers.CharField(help_text="Why the answer has this mood, in plain words.")

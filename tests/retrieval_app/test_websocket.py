@@ -60,7 +60,7 @@ def test_a_chat_over_the_websocket_gets_the_contracts_events(user):
     first, second = async_to_sync(run)()
     for frames in (first, second):
         kinds = [f["type"] for f in frames]
-        assert kinds[0] == "context" and kinds[-1] == "done" and set(kinds[1:-1]) == {"token"}
+        assert kinds[0] == "context" and kinds[-1] == "done" and set(kinds[1:-2]) == {"token"} and kinds[-2] == "mood"
         assert "".join(f["token"] for f in frames if f["type"] == "token") == frames[-1]["message"]
     assert "four weeks" in second[-1]["message"]
 
