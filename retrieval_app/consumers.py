@@ -5,6 +5,10 @@ The client sends ``{"type": "chat", ...the chat body}`` and receives ``context``
 per socket: a frame refused while one streams gets a ``rejected`` frame, which does not end that
 answer. Every frame goes to this socket alone, so one user never receives another's events.
 
+The socket also carries what changes for its user elsewhere (a document's status, a commit's memories):
+it joins the user's group (``retrieval_app.core.push``) and relays those as ``document`` and ``commit``
+frames, so pages follow them without polling.
+
 The socket listens on the channel layer too (Redis). When Redis is down, the layer's receive fails;
 rather than end the socket (Channels would close it with 1011), the client gets one ``error`` frame
 with the code ``unavailable`` and the socket goes on: a turn needs the database, not Redis. The layer
@@ -28,6 +32,7 @@ from config.parsers import check_storable
 from retrieval_app import chat
 from retrieval_app.api.serializers import ChatInSerializer
 from retrieval_app.chat import events
+from retrieval_app.core.push import user_group
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +50,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     layer_down = False  # an outage of the layer has been reported to this client and has not ended
     layer_notice_due = False  # ...to be reported once the socket is accepted and no answer streams
     accepted = False
+    group: str | None = None  # the user's group, once joined
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -53,10 +59,26 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         await self.accept()
         self.accepted = True
+        await self._join_user_group(user)
         if self.layer_notice_due:
             await self._send_layer_notice()
 
+    async def _join_user_group(self, user) -> None:
+        self.group = user_group(user.id)
+        try:
+            await asyncio.wait_for(self.channel_layer.group_add(self.group, self.channel_name), timeout=1.0)
+        except (RedisError, OSError, TimeoutError) as exc:  # chat works without it; only pushes are missed
+            logger.warning("websocket %s: could not join %s: %s", self.channel_name, self.group, exc)
+            self.group = None
+
+    async def user_event(self, message: dict) -> None:
+        """A change of the user's data elsewhere, pushed by a service: relayed as it is."""
+        await self.send(json.dumps(message["event"], default=str))
+
     async def disconnect(self, code: int) -> None:
+        if self.group:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.channel_layer.group_discard(self.group, self.channel_name), timeout=1.0)
         if self.cancellation is not None:
             self.cancellation.cancel("disconnected")
         if self.task is not None and not self.task.done():
