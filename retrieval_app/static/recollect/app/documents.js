@@ -35,7 +35,7 @@
   function fillRow(li, doc) {
     li.textContent = "";
     const name = doc.title || doc.filename || "untitled";
-    li.append(
+    li.append(...[
       el("div", { className: "row" }, el("span", { className: "name grow", textContent: name }), statusBadge(doc)),
       el("div", { className: "muted small", textContent: [doc.filename !== name ? doc.filename : "", doc.size_bytes ? R.bytes(doc.size_bytes) : "", doc.node_count ? `${doc.node_count} nodes` : "", R.when(doc.created_at)].filter(Boolean).join(" · ") }),
       doc.status === "failed" ? el("div", { className: "error-box", role: "alert", textContent: `Could not index: ${plainError(doc.error)}` }) : null,
@@ -45,7 +45,7 @@
         el("a", { className: "button icon", href: `/chat/?doc=${doc.doc_id}`, textContent: "Chat about it", "aria-disabled": doc.status !== "ready" ? "true" : null, hidden: doc.status !== "ready" }),
         el("button", { type: "button", className: "icon", textContent: "Reindex", "aria-label": `Reindex ${name}`, onclick: () => reindex(doc) }),
         el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${name}`, onclick: () => remove(doc) })),
-    );
+    ].filter(Boolean));
   }
 
   function upsert(doc, { prepend = false } = {}) {
@@ -144,6 +144,8 @@
       const doc = await api("/api/documents/upload", { method: "POST", form });
       state.replaceWith(el("span", { className: "muted", textContent: doc.status === "ready" ? "already uploaded; ready." : "uploaded; indexing follows below." }));
       upsert(doc, { prepend: true });
+      // Its status may have moved on while the answer travelled (pushes can arrive before it): read it once.
+      if (doc.status !== "ready") api(`/api/documents/${doc.doc_id}`).then((fresh) => { upsert(fresh); checkStuck(); }).catch(() => {});
       checkStuck();
       setTimeout(() => line.remove(), 6000);
     } catch (exc) {
@@ -171,6 +173,14 @@
     const root = nodeItem({ uri: doc.uri, kind: "document", title: doc.title || doc.filename, is_directory: true });
     tree.append(root);
     await expand(root);
+    // A document under one heading (its title) opens down to where it branches.
+    let node = root;
+    for (let depth = 0; depth < 4; depth++) {
+      const children = node.querySelectorAll(":scope > ul > li");
+      if (children.length !== 1 || !children[0].entry.is_directory) break;
+      node = children[0];
+      await expand(node);
+    }
     select(root);
   }
 

@@ -18,7 +18,7 @@
   function fill(node, memory) {
     node.textContent = "";
     const history = memory.history || [];
-    node.append(
+    node.append(...[
       el("div", { className: "row" }, el("span", { className: "badge", textContent: memory.category }), el("span", { className: "key grow", textContent: memory.key }), el("span", { className: "muted small", textContent: R.when(memory.updated_at) })),
       el("p", { className: "content", style: "margin:.3rem 0", textContent: memory.content }),
       history.length ? el("details", {}, el("summary", { className: "small", textContent: `History: ${history.length} earlier text${history.length > 1 ? "s" : ""}` }),
@@ -28,7 +28,7 @@
         el("span", { className: "grow" }),
         el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": `Edit ${memory.key}`, onclick: () => edit(node, memory) }),
         el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${memory.key}`, onclick: () => remove(node, memory) })),
-    );
+    ].filter(Boolean));
   }
 
   function edit(node, memory) {
