@@ -63,16 +63,19 @@ def browser():
         os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
-@pytest.fixture
-def server():
+def _start_server(**env: str):
     """Daphne on the test database, its log in var/screenshots/server.log (a pipe nobody reads would
     fill up and stall it)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = clean_env(
-        DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=database_url(), REDIS_URL=settings.REDIS_URL
+        DJANGO_SETTINGS_MODULE="config.settings.test",
+        DATABASE_URL=database_url(),
+        REDIS_URL=settings.REDIS_URL,
+        DJANGO_ALLOW_ASYNC_UNSAFE="",
+        **env,
     )
-    with open(SCREENSHOTS / "server.log", "w") as log:
+    with open(SCREENSHOTS / "server.log", "a") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
             cwd=ROOT,
@@ -85,11 +88,27 @@ def server():
         assert process.poll() is None, (SCREENSHOTS / "server.log").read_text()[-3000:]
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2)
-            break
+            return f"http://127.0.0.1:{port}", process
         except OSError:
             assert time.monotonic() < deadline, "Daphne did not start"
             time.sleep(0.3)
-    yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def server():
+    base, process = _start_server()
+    yield base
+    process.terminate()
+    process.wait(timeout=20)
+
+
+@pytest.fixture
+def model_server(fake_llm):
+    """A server whose answers come from the loopback model (tests/llm_server.py), streamed."""
+    base, process = _start_server(
+        LLM_MODEL="openai/test-chat", LLM_API_BASE=fake_llm.url, LLM_API_KEY="sk-test", LLM_MAX_RETRIES="0"
+    )
+    yield base
     process.terminate()
     process.wait(timeout=20)
 
@@ -224,3 +243,63 @@ def _screenshots(browser, base: str, state, session_url: str) -> None:
             assert not errors, errors
             page.context.close()
     print(f"\nscreenshots in {SCREENSHOTS}")
+
+
+ANSWER = """## Plan
+
+| step | when |
+|---|---|
+| descale | every four weeks |
+
+```python
+print("rinse twice")
+```
+
+<img src=x onerror="window.__xss = 1"> <script>window.__xss = 2</script>
+"""
+
+
+def test_a_model_answer_streams_as_markdown_stops_regenerates_and_reports_a_model_outage(
+    browser, model_server, fake_llm
+):
+    user = UserFactory()
+    page, errors = _page(browser, model_server)
+    _sign_in(page, user.username)
+
+    fake_llm.reply = lambda messages: ANSWER
+    _ask(page, "Plan my kettle care.", 0)
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator("h2")).to_have_text("Plan")
+    expect(answer.locator("table td").last).to_have_text("every four weeks")
+    expect(answer.locator("pre .copy-code")).to_be_visible()
+    assert page.evaluate("window.__xss") is None
+    assert answer.locator("img[onerror], script").count() == 0
+
+    # A slow answer: the turn shows its state, then streams; Stop ends it, recorded as stopped.
+    fake_llm.reply = lambda messages: " ".join(f"word{i}" for i in range(400))
+    fake_llm.token_delay_s = 0.3
+    page.get_by_label("Message", exact=True).fill("Count slowly.")
+    page.keyboard.press("Enter")
+    expect(page.locator(".msg.assistant .state")).to_be_visible()
+    expect(page.locator(".msg.assistant").last.locator(".body")).to_contain_text("word1", timeout=30_000)
+    page.get_by_role("button", name="Stop").click()
+    expect(page.locator(".msg.assistant").last).to_contain_text("(stopped)", timeout=30_000)
+    expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled()
+
+    # Regenerate asks the last question again; Edit puts it back in the box.
+    fake_llm.token_delay_s = 0.0
+    fake_llm.reply = lambda messages: "Counted."
+    page.locator(".msg.assistant").last.get_by_role("button", name="Ask the last question again").click()
+    expect(page.locator(".msg.assistant").last.locator(".body")).to_have_text("Counted.")
+    page.get_by_role("button", name="Edit and send the last question again").click()
+    expect(page.get_by_label("Message", exact=True)).to_have_value("Count slowly.")
+
+    # The model is down: the error event's message is shown where the answer would be.
+    fake_llm.failures = 100
+    page.get_by_label("Message", exact=True).fill("Are you there?")
+    page.keyboard.press("Enter")
+    failed = page.locator(".msg.assistant").last
+    expect(failed.locator(".error-box")).to_contain_text("The model could not answer", timeout=30_000)
+    expect(failed.locator(".mood")).to_have_text("Sorry")
+    expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled()
+    assert not errors, errors

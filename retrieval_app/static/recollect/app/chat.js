@@ -187,15 +187,23 @@
     box.append(details);
   }
 
+  // /chat/<id>#m-<message id>: the turn a citation or a link points at.
+  function showTurn() {
+    const target = location.hash.startsWith("#m-") && document.getElementById(location.hash.slice(1));
+    if (!target) return false;
+    for (const node of log.querySelectorAll(".highlight")) node.classList.remove("highlight");
+    target.classList.add("highlight");
+    target.scrollIntoView({ block: "center" });
+    return true;
+  }
+
   async function loadSession() {
     if (!sessionId) return;
     try {
       const data = await api(`/api/sessions/${sessionId}`);
       showSession(data);
       for (const message of data.messages) renderStored(message);
-      const target = location.hash.startsWith("#m-") && document.getElementById(location.hash.slice(1));
-      if (target) { target.classList.add("highlight"); target.scrollIntoView({ block: "center" }); }
-      else log.scrollTop = log.scrollHeight;
+      if (!showTurn()) log.scrollTop = log.scrollHeight;
     } catch (exc) {
       log.append(el("div", { className: "error-box", textContent: `This conversation could not be loaded: ${exc.message}` }));
     }
@@ -271,14 +279,15 @@
   function ask(text) {
     text = text.trim();
     if (!text || current) return;
-    if (!R.socket.open) { R.toast("Not connected to the server yet; your message was not sent. Try again in a moment.", "error"); return; }
+    if (R.socket.signedOut) { R.banner("You are signed out, so nothing can be sent. Reload the page to sign in again.", "error"); return; }
     const frame = { type: "chat", message: text };
     if (sessionId) frame.session_id = sessionId;
     if ($("scope").value) frame.doc_id = $("scope").value;
     userTurn(text);
     current = assistantTurn();
-    setState(current, "Searching your documents, memories and conversations…");
-    R.socket.send(frame);
+    current.frame = frame;
+    setState(current, R.socket.open ? "Searching your documents, memories and conversations…" : "Waiting for the connection to the server…");
+    R.socket.sendSoon(frame);
     busy(true);
     log.scrollTop = log.scrollHeight;
   }
@@ -347,14 +356,14 @@
     api(`/api/sessions/${sessionId}`).then(showSession).catch(() => {});
   });
   R.socket.on("_close", (frame) => {
-    if (current) {
+    if (current && !R.socket.waiting.includes(current.frame)) {
       const turn = current;
       turn.node.insertBefore(el("div", { className: "error-box", role: "alert", textContent: "The connection was lost, so this answer stopped. Your message was saved; Regenerate to ask again." }), turn.actions);
       finish(turn);
     }
     if (frame.signedOut) R.banner("You are signed out. Reload the page to sign in again.", "error");
   });
-  R.socket.on("_open", () => R.banner(""));
+  R.socket.on("_open", () => { R.banner(""); if (current && current.state && !current.citations.length) setState(current, "Searching your documents, memories and conversations…"); });
   R.socket.onStatus((open, text) => { $("socket-state").textContent = open ? "" : text + "…"; });
 
   $("composer").addEventListener("submit", (e) => { e.preventDefault(); const text = input.value; if (text.trim() && !current) { input.value = ""; autosize(); ask(text); } });
@@ -363,7 +372,11 @@
   });
   function autosize() { input.style.height = "auto"; input.style.height = `${Math.min(input.scrollHeight + 2, 192)}px`; }
   input.addEventListener("input", autosize);
-  stop.addEventListener("click", () => R.socket.send({ type: "cancel" }));
+  stop.addEventListener("click", () => {
+    // Not sent yet (no connection): take it back rather than cancel an answer that never started.
+    if (current && R.socket.unsend(current.frame)) { const turn = current; finish(turn, "(not sent: there was no connection)"); return; }
+    R.socket.send({ type: "cancel" });
+  });
 
   // --- The source panel ----------------------------------------------------------------------------
   function panelOpen(title) {
@@ -443,7 +456,7 @@
   }
 
   // --- Start -----------------------------------------------------------------------------------------
-  if (sessionId) window.addEventListener("hashchange", () => location.reload());
+  window.addEventListener("hashchange", showTurn);
   loadSessions();
   loadSession();
   R.socket.connect();

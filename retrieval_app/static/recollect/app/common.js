@@ -133,7 +133,7 @@
 
   /** The user's websocket: reconnects by itself, dispatches frames by type to listeners. */
   const socket = {
-    ws: null, listeners: {}, statusListeners: [], retry: 1000, open: false,
+    ws: null, listeners: {}, statusListeners: [], retry: 1000, open: false, waiting: [], signedOut: false,
     on(type, fn) { (this.listeners[type] = this.listeners[type] || []).push(fn); },
     onStatus(fn) { this.statusListeners.push(fn); },
     setStatus(open, text) { this.open = open; for (const fn of this.statusListeners) fn(open, text); },
@@ -141,10 +141,16 @@
       const scheme = location.protocol === "https:" ? "wss" : "ws";
       const ws = new WebSocket(`${scheme}://${location.host}/ws/chat/`);
       this.ws = ws;
-      ws.onopen = () => { this.retry = 1000; this.setStatus(true, "connected"); this.emit({ type: "_open" }); };
+      ws.onopen = () => {
+        this.retry = 1000;
+        this.setStatus(true, "connected");
+        this.emit({ type: "_open" });
+        for (const frame of this.waiting.splice(0)) ws.send(JSON.stringify(frame));
+      };
       ws.onclose = (event) => {
         if (this.ws !== ws) return;
         const signedOut = event.code === 4401;
+        this.signedOut = signedOut;
         this.setStatus(false, signedOut ? "signed out" : "reconnecting");
         this.emit({ type: "_close", signedOut });
         if (!signedOut) { setTimeout(() => this.connect(), this.retry); this.retry = Math.min(this.retry * 2, 15000); }
@@ -156,6 +162,19 @@
       if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
       this.ws.send(JSON.stringify(frame));
       return true;
+    },
+    /** Sends now, or as soon as the socket (re)connects; false if it never will (signed out). */
+    sendSoon(frame) {
+      if (this.send(frame)) return true;
+      if (this.signedOut) return false;
+      this.waiting.push(frame);
+      return true;
+    },
+    /** Takes back a frame still waiting for the connection; true if it had not been sent. */
+    unsend(frame) {
+      const at = this.waiting.indexOf(frame);
+      if (at >= 0) this.waiting.splice(at, 1);
+      return at >= 0;
     },
   };
 

@@ -182,6 +182,8 @@
       await expand(node);
     }
     select(root);
+    // On a phone the browser sits below the list: bring it into view.
+    if (window.matchMedia("(max-width: 800px)").matches) $("browser").scrollIntoView({ behavior: "smooth" });
   }
 
   function nodeItem(entry) {

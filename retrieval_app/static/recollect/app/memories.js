@@ -61,7 +61,13 @@
     try {
       const data = await api(`/api/memories?${query}`);
       if (reset) box.textContent = "";
-      for (const memory of data.results) box.append(memoryNode(memory));
+      // The answer is ordered by category: a heading wherever the category changes.
+      for (const memory of data.results) {
+        const headings = box.querySelectorAll(".category-heading");
+        const last = headings[headings.length - 1];
+        if (!last || last.dataset.category !== memory.category) box.append(el("h2", { className: "category-heading", textContent: memory.category, dataset: { category: memory.category } }));
+        box.append(memoryNode(memory));
+      }
       if (reset && !data.results.length) box.append(el("p", { className: "muted", textContent: q || category ? "No memory matches." : "No memories yet. In a chat, “Remember this conversation” extracts them." }));
       $("more").hidden = !data.next;
     } catch (exc) { box.textContent = ""; box.append(el("div", { className: "error-box", textContent: `Could not load memories: ${exc.message}` })); }
