@@ -302,4 +302,15 @@ def test_a_model_answer_streams_as_markdown_stops_regenerates_and_reports_a_mode
     expect(failed.locator(".error-box")).to_contain_text("The model could not answer", timeout=30_000)
     expect(failed.locator(".mood")).to_have_text("Sorry")
     expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled()
+
+    # Rename the conversation, then delete it after confirming.
+    page.get_by_role("button", name="Rename").click()
+    page.get_by_label("New title").fill("Kettle care")
+    page.keyboard.press("Enter")
+    expect(page.locator("#conv-title")).to_have_text("Kettle care")
+    expect(page.locator("#sessions a[aria-current=page]")).to_contain_text("Kettle care")
+    page.get_by_role("button", name="Delete", exact=True).click()
+    page.locator("#confirm-dialog").get_by_role("button", name="Delete").click()
+    expect(page).to_have_url(re.compile(r"/chat/$"))
+    expect(page.locator("#sessions")).to_contain_text("No conversations yet.")
     assert not errors, errors

@@ -17,6 +17,7 @@ from config.asgi import application
 from documents_app import services as documents
 from retrieval_app.chat import pipeline
 from retrieval_app.core.push import push_to_user, user_group
+from sessions_app import services as sessions
 from sessions_app.models import Message
 from tests.factories import UserFactory, index_document
 from tests.samples import KETTLE
@@ -97,3 +98,20 @@ def test_the_websocket_relays_pushes_to_its_own_user_only():
     frame, nothing = async_to_sync(run)()
     assert frame == {"type": "document", "doc_id": "d1", "status": "ready"}
     assert nothing
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_commit_announces_what_was_learned_to_its_owner():
+    owner = UserFactory()
+    session = sessions.session_create(owner=owner, title="intro")
+    sessions.message_bulk_create(
+        session=session, messages=[sessions.NewMessage(role="user", content="My name is Dana Whitfield.")]
+    )
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(user_group(owner.id), channel)
+    result = sessions.session_commit(session=session)
+    (event,) = [e for e in _receive_all(channel) if e["type"] == "commit"]
+    assert event["session_id"] == str(session.id) and event["archive_uri"] == result.archive.uri
+    assert [m["content"] for m in event["memory_diff"]["created"]] == ["Name: Dana Whitfield"]
+    async_to_sync(layer.group_discard)(user_group(owner.id), channel)

@@ -213,12 +213,16 @@
   $("rename").addEventListener("click", () => {
     const title = $("conv-title");
     const field = el("input", { type: "text", value: session.title || "", "aria-label": "New title", maxLength: 255 });
+    let done = false;
     const finish = async (save) => {
+      if (done) return;
+      done = true;
+      field.replaceWith(title);
       if (save && field.value.trim() !== session.title) {
         try { showSession({ ...session, ...(await api(`/api/sessions/${sessionId}`, { method: "PATCH", body: { title: field.value.trim() } })) }); loadSessions(); }
         catch (exc) { R.toast(`Could not rename: ${exc.message}`, "error"); }
       }
-      field.replaceWith(title);
+      $("rename").focus();
     };
     field.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); finish(true); } if (e.key === "Escape") finish(false); });
     field.addEventListener("blur", () => finish(true), { once: true });
