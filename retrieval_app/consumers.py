@@ -42,6 +42,8 @@ MAX_FRAME_CHARS = 256 * 1024
 LAYER_RETRY_FIRST_S, LAYER_RETRY_MAX_S = 1.0, 15.0
 # Sent by a consumer to itself once the layer takes messages again: proof that the path works end to end.
 LAYER_BACK = "layer.back"
+# Tasks that outlive their socket (leaving the user's group): referenced until done.
+_BACKGROUND: set[asyncio.Task] = set()
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -51,6 +53,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     layer_notice_due = False  # ...to be reported once the socket is accepted and no answer streams
     accepted = False
     group: str | None = None  # the user's group, once joined
+    _group_task: asyncio.Task | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -59,17 +62,23 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         await self.accept()
         self.accepted = True
-        await self._join_user_group(user)
+        # In the background: a Redis that hangs must not hold the socket up (nor be cut off midway,
+        # which could leave a pooled connection out of step); chat works without the group.
+        self._group_task = asyncio.create_task(self._join_user_group(user_group(user.id)))
         if self.layer_notice_due:
             await self._send_layer_notice()
 
-    async def _join_user_group(self, user) -> None:
-        self.group = user_group(user.id)
+    async def _join_user_group(self, group: str) -> None:
         try:
-            await asyncio.wait_for(self.channel_layer.group_add(self.group, self.channel_name), timeout=1.0)
-        except (RedisError, OSError, TimeoutError) as exc:  # chat works without it; only pushes are missed
-            logger.warning("websocket %s: could not join %s: %s", self.channel_name, self.group, exc)
-            self.group = None
+            await self.channel_layer.group_add(group, self.channel_name)
+        except (RedisError, OSError) as exc:  # only the pushes are missed; pages read again on reconnect
+            logger.warning("websocket %s: could not join %s: %s", self.channel_name, group, exc)
+        else:
+            self.group = group
+
+    async def _leave_user_group(self, group: str) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await self.channel_layer.group_discard(group, self.channel_name)
 
     async def user_event(self, message: dict) -> None:
         """A change of the user's data elsewhere, pushed by a service: relayed as it is."""
@@ -77,8 +86,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         if self.group:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.channel_layer.group_discard(self.group, self.channel_name), timeout=1.0)
+            # Left in the background too; a membership that outlives it expires with the group.
+            leaving = asyncio.create_task(self._leave_user_group(self.group))
+            _BACKGROUND.add(leaving)
+            leaving.add_done_callback(_BACKGROUND.discard)
         if self.cancellation is not None:
             self.cancellation.cancel("disconnected")
         if self.task is not None and not self.task.done():
@@ -97,13 +108,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def _receive_from_layer(self) -> dict:
         """The layer's next message; an outage of the layer is reported and waited out, never raised."""
+        retry_at_once = True
         while True:
             try:
                 return await self._layer_receive()
             except (RedisError, OSError) as exc:
+                if retry_at_once:
+                    # A pooled connection that went stale when Redis restarted fails once; the next is
+                    # fresh. An outage fails again at once (a refused connect), and is reported then.
+                    retry_at_once = False
+                    continue
                 logger.warning("websocket %s: the channel layer is unavailable: %s", self.channel_name, exc)
             await self._report_layer_down()
             await self._wait_for_layer()
+            retry_at_once = True
 
     async def _wait_for_layer(self) -> None:
         delay = LAYER_RETRY_FIRST_S

@@ -3,20 +3,22 @@ commit's memories), through the channel layer: every websocket of a user joins t
 ``user_group(user_id)``, and a service announces a change with ``push_to_user``.
 
 A push is a courtesy, never part of the work: PostgreSQL holds the truth and a page that missed one
-reads it again on reconnect. So a push waits at most ``PUSH_TIMEOUT_S``, never raises, and after a
-failure this process stops trying for ``PUSH_BACKOFF_S`` rather than make every change wait on Redis.
+reads it again on reconnect. So a push waits about ``PUSH_TIMEOUT_S`` at most, never raises, and after
+a failure this process stops trying for ``PUSH_BACKOFF_S`` rather than make every change wait on Redis.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from channels_redis.core import RedisChannelLayer
+from django.conf import settings
 from django.db import transaction
+from redis.exceptions import RedisError
 
 logger = logging.getLogger(__name__)
 
@@ -32,10 +34,36 @@ def user_group(user_id: int) -> str:
     return f"user-{user_id}"
 
 
+_layer = None
+
+
+def _push_layer():
+    """A channel layer of its own, whose Redis connections give up after PUSH_TIMEOUT_S.
+
+    Not the shared one: its sockets must wait forever (websockets block on it), and cancelling a Redis
+    command midway, the other way to bound a wait, can leave a pooled connection out of step with its
+    replies for whoever uses it next. A timeout of the connection itself closes it cleanly instead."""
+    global _layer
+    if _layer is None:
+        config = settings.CHANNEL_LAYERS.get("default", {})
+        if config.get("BACKEND") == "channels_redis.core.RedisChannelLayer":
+            hosts = [
+                {**(host if isinstance(host, dict) else {"address": host}), **_TIMEOUTS}
+                for host in config["CONFIG"]["hosts"]
+            ]
+            _layer = RedisChannelLayer(**{**config["CONFIG"], "hosts": hosts})
+        else:
+            _layer = get_channel_layer()
+    return _layer
+
+
+_TIMEOUTS = {"socket_timeout": PUSH_TIMEOUT_S, "socket_connect_timeout": PUSH_TIMEOUT_S}
+
+
 async def _send(group: str, message: dict[str, Any]) -> None:
-    layer = get_channel_layer()
+    layer = _push_layer()
     if layer is not None:
-        await asyncio.wait_for(layer.group_send(group, message), timeout=PUSH_TIMEOUT_S)
+        await layer.group_send(group, message)
 
 
 def push_to_user(user_id: int, kind: str, data: dict[str, Any]) -> bool:
@@ -45,9 +73,12 @@ def push_to_user(user_id: int, kind: str, data: dict[str, Any]) -> bool:
         return False
     try:
         async_to_sync(_send)(user_group(user_id), {"type": MESSAGE_TYPE, "event": {"type": kind, **data}})
-    except Exception as exc:  # Redis down or slow: the page catches up when it reads again
+    except (RedisError, OSError, TimeoutError) as exc:  # Redis down or slow: pages catch up when they read
         _down_until = time.monotonic() + PUSH_BACKOFF_S
         logger.info("could not push %s to user %s: %s", kind, user_id, exc)
+        return False
+    except Exception:  # anything else is a bug to see, but never the caller's failure
+        logger.exception("could not push %s to user %s", kind, user_id)
         return False
     return True
 
