@@ -208,7 +208,7 @@ def test_the_chat_page_signs_in_and_its_session_cookie_opens_the_socket(client, 
     response = client.post("/accounts/login/", {"username": user.username, "password": "a long enough password"})
     assert response.status_code == 302 and response["Location"] == "/chat/"
     page = client.get("/chat/")
-    assert page.status_code == 200 and b"/ws/chat/" in page.content
+    assert page.status_code == 200 and b"recollect/app/common.js" in page.content  # which opens /ws/chat/
     cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
 
     async def run():
