@@ -20,7 +20,9 @@ import urllib.request
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
+from config.celery import app as celery_app
 from tests.factories import UserFactory
 from tests.helpers import ROOT, clean_env, database_url, free_port
 
@@ -69,11 +71,13 @@ def _start_server(**env: str):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = clean_env(
-        DJANGO_SETTINGS_MODULE="config.settings.test",
-        DATABASE_URL=database_url(),
-        REDIS_URL=settings.REDIS_URL,
-        DJANGO_ALLOW_ASYNC_UNSAFE="",
-        **env,
+        **{
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "DATABASE_URL": database_url(),
+            "REDIS_URL": settings.REDIS_URL,
+            "DJANGO_ALLOW_ASYNC_UNSAFE": "",
+            **env,
+        }
     )
     with open(SCREENSHOTS / "server.log", "a") as log:
         process = subprocess.Popen(
@@ -100,6 +104,16 @@ def server():
     yield base
     process.terminate()
     process.wait(timeout=20)
+
+
+@pytest.fixture
+def workerless_server(tmp_path):
+    """A server whose jobs go to the broker, as in development, with no worker to take them."""
+    base, process = _start_server(DJANGO_SETTINGS_MODULE="config.settings.dev", MEDIA_ROOT=str(tmp_path))
+    yield base
+    process.terminate()
+    process.wait(timeout=20)
+    celery_app.control.purge()  # the jobs it queued on the test broker, for rows already gone
 
 
 @pytest.fixture
@@ -153,6 +167,14 @@ def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, se
     page.locator("#files").set_input_files(str(manual))
     row = page.locator("#documents li", has_text="Aurora kettle manual")
     expect(row.locator(".badge")).to_have_text("ready", timeout=90_000)
+    # Refused before sending (a type it cannot read), and failed in indexing (a damaged PDF): both said.
+    (tmp_path / "tool.exe").write_bytes(b"MZ binary")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog >> garbage without pages\n")
+    page.locator("#files").set_input_files([str(tmp_path / "tool.exe"), str(tmp_path / "broken.pdf")])
+    expect(page.locator("#uploads")).to_contain_text(".exe files cannot be read")
+    broken = page.locator("#documents li", has_text="broken.pdf")
+    expect(broken.locator(".badge")).to_have_text("failed", timeout=60_000)
+    expect(broken.locator(".error-box")).to_contain_text("Could not index:")
     row.get_by_role("button", name=re.compile("Browse")).click()
     page.locator("#tree button.node", has_text="Warranty").click()
     expect(page.locator("#node")).to_contain_text("L1 · overview")
@@ -317,4 +339,19 @@ def test_a_model_answer_streams_as_markdown_stops_regenerates_and_reports_a_mode
     page.locator("#confirm-dialog").get_by_role("button", name="Delete").click()
     expect(page).to_have_url(re.compile(r"/chat/$"))
     expect(page.locator("#sessions")).to_contain_text("No conversations yet.")
+    assert not errors, errors
+
+
+def test_without_a_worker_the_documents_page_says_nothing_is_being_indexed(browser, workerless_server, tmp_path):
+    user = UserFactory()
+    # The development settings do not know the tests' fast hasher.
+    user.password = PBKDF2PasswordHasher().encode(PASSWORD, "journeysalt", iterations=1000)
+    user.save(update_fields=["password"])
+    page, errors = _page(browser, workerless_server)
+    _sign_in(page, user.username)
+    page.goto("/documents/")
+    (tmp_path / "notes.md").write_text("# Notes\n\nNothing urgent.")
+    page.locator("#files").set_input_files(str(tmp_path / "notes.md"))
+    expect(page.locator("#documents li", has_text="notes.md").locator(".badge")).to_contain_text("waiting")
+    expect(page.locator("#banner")).to_contain_text("not being indexed right now", timeout=30_000)
     assert not errors, errors
