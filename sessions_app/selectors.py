@@ -490,7 +490,7 @@ def session_history(*, session: ChatSession) -> HistoryContext:
 def memory_list(*, owner, category: str | None = None, agent_id: str | None = None, q: str = "") -> QuerySet[Memory]:
     """The owner's current memories by category and key; ``q`` keeps those whose key or text contain
     it, or match its words."""
-    memories = (
+    memories = _with_first_source(
         Memory.objects.filter(owner=owner, superseded_by__isnull=True)
         .select_related("source_archive")
         .defer("embedding", "source_archive__embedding")
@@ -508,8 +508,15 @@ def memory_list(*, owner, category: str | None = None, agent_id: str | None = No
     return memories
 
 
+def _with_first_source(memories: QuerySet[Memory]) -> QuerySet[Memory]:
+    """Each memory with ``source_message_id``, the first turn it was drawn from (a link to the very turn),
+    in the same query."""
+    sources = Memory.source_messages.through.objects.filter(memory_id=OuterRef("pk")).order_by("message_id")
+    return memories.annotate(source_message_id=Subquery(sources.values("message_id")[:1]))
+
+
 def memory_get(*, owner, memory_id: int | str) -> Memory:
     try:
-        return Memory.objects.get(owner=owner, id=int(memory_id))
+        return _with_first_source(Memory.objects.filter(owner=owner)).get(id=int(memory_id))
     except (ValueError, TypeError, Memory.DoesNotExist) as exc:
         raise MemoryNotFound() from exc

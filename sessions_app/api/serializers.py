@@ -180,6 +180,9 @@ class MemorySerializer(serializers.Serializer):
     session_id = serializers.UUIDField(
         source="source_archive.session_id", allow_null=True, default=None, help_text="The session it came from."
     )
+    source_message_id = serializers.IntegerField(
+        allow_null=True, default=None, help_text="The first turn it was drawn from, in that session."
+    )
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 

@@ -228,7 +228,12 @@ def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, se
     # The memory is listed, linked to its conversation, and can be forgotten.
     page.get_by_role("navigation").get_by_role("link", name="Memories").click()
     memory = page.locator(".memory", has_text="Dana Whitfield")
-    expect(memory.get_by_role("link", name="From this conversation")).to_have_attribute("href", re.compile(r"/chat/"))
+    link = memory.get_by_role("link", name="From this conversation")
+    expect(link).to_have_attribute("href", re.compile(r"/chat/[0-9a-f-]{36}#m-\d+$"))
+    link.click()  # the conversation opens at the turn the memory was drawn from
+    expect(page.locator(".msg.user.highlight")).to_have_text(re.compile("Dana Whitfield"))
+    page.go_back()
+    memory = page.locator(".memory", has_text="Dana Whitfield")
     memory.get_by_role("button", name=re.compile("Delete")).click()
     page.get_by_role("button", name="Forget").click()
     expect(page.locator(".memory", has_text="Dana Whitfield")).to_have_count(0)

@@ -37,6 +37,9 @@ def test_memories_are_searched_corrected_with_history_and_linked_to_their_sessio
     found = auth_client.get("/api/memories", {"q": "tea"}).json()["results"]
     assert [m["id"] for m in found] == [tea.id]
     assert found[0]["session_id"] == str(session.id)
+    turn = MessageFactory(session=session)
+    tea.source_messages.add(turn)
+    assert auth_client.get(f"/api/memories/{tea.id}").json()["source_message_id"] == turn.id
 
     response = auth_client.patch(f"/api/memories/{tea.id}", {"content": "Prefers black tea."}, format="json")
     assert response.status_code == 200, response.json()

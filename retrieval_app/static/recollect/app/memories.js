@@ -24,7 +24,7 @@
       history.length ? el("details", {}, el("summary", { className: "small", textContent: `History: ${history.length} earlier text${history.length > 1 ? "s" : ""}` }),
         el("ul", { className: "history" }, history.map((h) => el("li", {}, el("span", { textContent: h.content }), el("span", { className: "muted", textContent: ` (until ${R.when(h.replaced_at)}${h.edited ? ", corrected by you" : ""})` }))))) : null,
       el("div", { className: "row small" },
-        memory.session_id ? el("a", { href: `/chat/${memory.session_id}`, textContent: "From this conversation" }) : el("span", { className: "muted", textContent: "Its conversation was deleted" }),
+        memory.session_id ? el("a", { href: `/chat/${memory.session_id}${memory.source_message_id ? `#m-${memory.source_message_id}` : ""}`, textContent: "From this conversation" }) : el("span", { className: "muted", textContent: "Its conversation was deleted" }),
         el("span", { className: "grow" }),
         el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": `Edit ${memory.key}`, onclick: () => edit(node, memory) }),
         el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${memory.key}`, onclick: () => remove(node, memory) })),
