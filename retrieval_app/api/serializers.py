@@ -66,6 +66,13 @@ class ChatInSerializer(serializers.Serializer):
     message = serializers.CharField(trim_whitespace=False, allow_blank=True, validators=[reject_nul])
     history = HistoryTurnSerializer(many=True, required=False, default=list, max_length=200)
     doc_id = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)
+    doc_ids = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="Several documents to answer from (with doc_id, if given); memories are left out then.",
+    )
     session_id = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)
     agent_id = serializers.CharField(
         max_length=128, required=False, allow_blank=True, default="", validators=[reject_nul]

@@ -23,7 +23,7 @@ from django.conf import settings
 
 from config.exceptions import InvalidInputError
 from documents_app.models import Document
-from documents_app.selectors import document_get
+from documents_app.selectors import document_get, document_get_many
 from retrieval_app.chat import events
 from retrieval_app.chat.answer import pieces, retrieved_answer
 from retrieval_app.chat.concurrency import Cancellation, database_turn
@@ -54,6 +54,7 @@ class ChatRequest:
     doc_id: str | None = None
     agent_id: str = ""
     debug_search_trace: bool = False
+    doc_ids: Sequence[str] = ()  # several documents chosen to scope the turn (with doc_id, if given)
 
 
 @dataclass
@@ -63,6 +64,7 @@ class ChatTarget:
 
     session: ChatSession | None = None
     document: Document | None = None
+    documents: list[Document] = field(default_factory=list)  # a chosen set, when several
 
 
 @dataclass
@@ -88,6 +90,7 @@ def chat_prepare(*, owner, request: ChatRequest) -> ChatTarget:
     return ChatTarget(
         session=session_get(owner=owner, session_id=request.session_id) if request.session_id else None,
         document=document_get(owner=owner, doc_id=request.doc_id) if request.doc_id else None,
+        documents=document_get_many(owner=owner, doc_ids=request.doc_ids) if request.doc_ids else [],
     )
 
 
@@ -110,15 +113,18 @@ def _title(message: str) -> str:
     return " ".join(words[:10])[:120] + (" ..." if len(words) > 10 else "")
 
 
-def _retrieve(owner, turn: _Turn, document: Document | None) -> None:
+def _retrieve(owner, turn: _Turn, target: ChatTarget) -> None:
     """Search for the turn; a failure leaves the turn without context and says why."""
     query = turn.request.message.strip()[: settings.QUERY_MAX_CHARS]
+    chosen = [*target.documents, *([target.document] if target.document and target.documents else [])]
     try:
         turn.found = retrieval_search(
             owner=owner,
             query=query,
             session=turn.session,
-            target_uri=document.uri if document else None,
+            # One document is a scope of its own; several chosen ones narrow the user's library.
+            target_uri=target.document.uri if target.document and not target.documents else None,
+            doc_ids=[str(document.id) for document in chosen],
             limit=settings.CHAT_CONTEXT_HITS,
             kind=SearchTrace.Kind.CHAT,
             save_trace=False,  # stored once the prompt's budget is added to it
@@ -201,7 +207,7 @@ def chat_turn(
         )
         turn = _Turn(session=session, request=request)
         try:
-            _retrieve(owner, turn, target.document)
+            _retrieve(owner, turn, target)
             _assemble(turn)
             failure = None
         except Exception as exc:  # the message is saved; the client must still learn its session

@@ -181,8 +181,13 @@ def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, se
     page.get_by_role("button", name="Show the full text (L2)").click()
     expect(page.locator("#node pre")).to_contain_text("two years")
 
-    # Chat, with a follow-up that depends on the first question.
-    page.get_by_role("navigation").get_by_role("link", name="Chat").click()
+    # Chat about that document (the scope can be widened to several, or to everything, in the chat),
+    # with a follow-up that depends on the first question.
+    row.get_by_role("link", name="Chat about it").click()
+    expect(page.locator("#scope-label")).to_have_text("Aurora kettle manual")
+    page.get_by_label("Documents to answer from").click()
+    expect(page.get_by_role("checkbox", name="Aurora kettle manual")).to_be_checked()
+    page.get_by_label("Documents to answer from").click()
     _ask(page, "How often should I descale the Aurora kettle?", 0)
     expect(page).to_have_url(re.compile(r"/chat/[0-9a-f-]{36}$"))
     session_url = page.url

@@ -115,3 +115,16 @@ def test_a_commit_announces_what_was_learned_to_its_owner():
     assert event["session_id"] == str(session.id) and event["archive_uri"] == result.archive.uri
     assert [m["content"] for m in event["memory_diff"]["created"]] == ["Name: Dana Whitfield"]
     async_to_sync(layer.group_discard)(user_group(owner.id), channel)
+
+
+@pytest.mark.django_db
+def test_a_chat_scoped_to_chosen_documents_answers_from_those_alone(auth_client, user, library):
+    extra = index_document(user, "tea.md", b"# Tea\n\nGreen tea steeps for two minutes at 80 degrees.")
+    body = {"message": "warranty", "doc_ids": [str(library["router"].id), str(extra.id)]}
+    answer = auth_client.post("/api/ai/chat", body, format="json").json()
+    used = {item["doc_id"] for item in answer["context"]}
+    assert used and used <= {str(library["router"].id), str(extra.id)}
+    assert all(item["origin"] == "document" for item in answer["context"])  # memories left out
+    stranger = index_document(UserFactory(), "other.md", b"# Other\n\nSomeone else's warranty notes.")
+    refused = auth_client.post("/api/ai/chat", {"message": "warranty", "doc_ids": [str(stranger.id)]}, format="json")
+    assert refused.status_code == 404

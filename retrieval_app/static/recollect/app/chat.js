@@ -266,6 +266,18 @@
     return box;
   }
 
+  // --- The documents a turn answers from ------------------------------------------------------------
+  const scopeBoxes = () => [...$("scope").querySelectorAll("input[type=checkbox]")];
+  const scopeIds = () => scopeBoxes().filter((box) => box.checked).map((box) => box.value);
+  function scopeLabel() {
+    const chosen = scopeBoxes().filter((box) => box.checked);
+    $("scope-label").textContent = !chosen.length ? "all my documents"
+      : chosen.length === 1 ? chosen[0].parentElement.textContent.trim() : `${chosen.length} documents`;
+  }
+  $("scope").addEventListener("change", scopeLabel);
+  document.addEventListener("click", (e) => { if (!$("scope").contains(e.target)) $("scope").open = false; });
+  scopeLabel();
+
   // --- Sending and receiving -------------------------------------------------------------------------
   function busy(on) {
     send.disabled = on;
@@ -286,7 +298,9 @@
     if (R.socket.signedOut) { R.banner("You are signed out, so nothing can be sent. Reload the page to sign in again.", "error"); return; }
     const frame = { type: "chat", message: text };
     if (sessionId) frame.session_id = sessionId;
-    if ($("scope").value) frame.doc_id = $("scope").value;
+    const chosen = scopeIds();
+    if (chosen.length === 1) frame.doc_id = chosen[0];
+    else if (chosen.length > 1) frame.doc_ids = chosen;
     userTurn(text);
     current = assistantTurn();
     current.frame = frame;
