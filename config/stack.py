@@ -243,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
             readiness = _health(f"{base_url}/api/health")
             if readiness == "ready":
                 print(
-                    f"[recollect] ready at {base_url}/  (admin {base_url}/admin/, API docs {base_url}/api/docs/)."
+                    f"[recollect] ready at {base_url}/  (chat {base_url}/chat/, admin {base_url}/admin/,"
+                    f" API docs {base_url}/api/docs/)."
                     " Ctrl-C stops everything.",
                     flush=True,
                 )

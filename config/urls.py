@@ -7,7 +7,7 @@ from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from config.api import HealthView, TokenView, api_not_found
-from retrieval_app.views import ChatPageView
+from retrieval_app.views import ChatPageView, LogoutView
 
 api_patterns = [
     path("health", HealthView.as_view(), name="health"),
@@ -26,7 +26,8 @@ urlpatterns = [
     path("", TemplateView.as_view(template_name="index.html"), name="home"),
     path("chat/", ChatPageView.as_view(), name="chat-page"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", LogoutView.as_view(), name="logout"),
+    path("", include("retrieval_app.page_urls")),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -24,6 +25,19 @@ def document_get(*, owner, doc_id: uuid.UUID | str) -> Document:
         return Document.objects.get(owner=owner, id=uuid.UUID(str(doc_id)))
     except (ValueError, Document.DoesNotExist) as exc:
         raise DocumentNotFound() from exc
+
+
+def document_get_many(*, owner, doc_ids: Sequence[uuid.UUID | str]) -> list[Document]:
+    """The owner's documents with these ids, in one query; DocumentNotFound if any is missing or
+    another user's."""
+    try:
+        wanted = {uuid.UUID(str(doc_id)) for doc_id in doc_ids}
+    except ValueError as exc:
+        raise DocumentNotFound() from exc
+    documents = list(Document.objects.filter(owner=owner, id__in=wanted))
+    if len(documents) != len(wanted):
+        raise DocumentNotFound()
+    return documents
 
 
 def document_root(*, document: Document) -> DocumentNode | None:

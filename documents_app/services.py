@@ -29,6 +29,7 @@ from retrieval_app.core import ai
 from retrieval_app.core.accounting import record_call
 from retrieval_app.core.ai.engines import abstract_of
 from retrieval_app.core.ai.tokens import tokens_for_chars
+from retrieval_app.core.push import push_on_commit
 from retrieval_app.core.queues import enqueue, enqueue_on_commit
 
 logger = logging.getLogger(__name__)
@@ -38,6 +39,32 @@ CHUNK_OVERVIEW_WORDS, SECTION_OVERVIEW_WORDS, DOCUMENT_OVERVIEW_WORDS = 60, 100,
 INDEX_TASK = "documents.index_document"
 # The worker job that queues again documents whose indexing run died (documents_app.tasks).
 RESCUE_TASK = "documents.rescue_stalled"
+
+# The event a person's open pages receive when one of their documents changes status.
+DOCUMENT_EVENT = "document"
+
+
+def _status_of(document_id) -> dict:
+    row = (
+        Document.objects.filter(pk=document_id)
+        .values("id", "owner_id", "title", "filename", "status", "error", "node_count")
+        .first()
+    )
+    if row is None:
+        return {"doc_id": str(document_id), "status": "deleted", "error": ""}
+    return {
+        "doc_id": str(row["id"]),
+        "title": row["title"] or row["filename"],
+        "status": row["status"],
+        "error": row["error"],
+        "node_count": row["node_count"],
+    }
+
+
+def document_announce(*, document_id, owner_id: int) -> None:
+    """Tells the owner's open pages the document's status as committed (pending, indexing, ready,
+    failed or deleted), so the documents page follows it without polling."""
+    push_on_commit(owner_id, DOCUMENT_EVENT, lambda: _status_of(document_id))
 
 
 def document_upload(
@@ -74,6 +101,7 @@ def document_upload(
             updated_at=timezone.now(),
         )
         existing.refresh_from_db()
+        document_announce(document_id=existing.id, owner_id=owner.id)
         if enqueue:
             enqueue_on_commit(INDEX_TASK, str(existing.id))
         return existing, True
@@ -93,6 +121,7 @@ def document_upload(
         with transaction.atomic():
             document.file.save(stored_name, ContentFile(data), save=False)
             document.save()
+            document_announce(document_id=document.id, owner_id=owner.id)
             if enqueue:
                 enqueue_on_commit(INDEX_TASK, str(document.id))
     except Exception as exc:
@@ -123,6 +152,7 @@ def is_disk_full(exc: BaseException) -> bool:
 def document_reindex(*, document: Document) -> Document:
     Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING, error="")
     document.refresh_from_db()
+    document_announce(document_id=document.id, owner_id=document.owner_id)
     enqueue_on_commit(INDEX_TASK, str(document.id))
     return document
 
@@ -135,6 +165,7 @@ def document_delete(*, document: Document) -> None:
     if not Document.objects.select_for_update().filter(pk=document.pk).exists():
         return
     document_deleted.send(sender=Document, document_id=document.id)
+    document_announce(document_id=document.id, owner_id=document.owner_id)
     stored = document.file.name
     storage = document.file.storage
     document.delete()
@@ -217,6 +248,7 @@ def document_index(*, document_id, engine: ai.TextEngine | None = None, redo_fin
     if not claimed:
         logger.info("document %s is %s; this run leaves it", document.pk, document.status)
         return Document.objects.filter(pk=document.pk).first()
+    document_announce(document_id=document.pk, owner_id=document.owner_id)
     with _claim_kept(document.pk):
         return _document_build(document, engine=engine)
 
@@ -261,6 +293,7 @@ def _document_build(document: Document, *, engine: ai.TextEngine | None) -> Docu
         Document.objects.filter(pk=document.pk).update(
             status=Document.Status.PENDING, error=f"Waiting to retry: {exc}", updated_at=timezone.now()
         )
+        document_announce(document_id=document.pk, owner_id=document.owner_id)
         raise
     rows = [
         DocumentNode(
@@ -295,6 +328,7 @@ def _document_build(document: Document, *, engine: ai.TextEngine | None) -> Docu
             indexed_at=timezone.now(),
             title=document.title or parsed.title[:512],
         )
+        document_announce(document_id=document.pk, owner_id=document.owner_id)
     document.refresh_from_db()
     return document
 
@@ -303,7 +337,10 @@ def document_fail(*, document_id, reason: str) -> Document | None:
     Document.objects.filter(pk=document_id).update(
         status=Document.Status.FAILED, error=reason[:2000], updated_at=timezone.now()
     )
-    return Document.objects.filter(pk=document_id).first()
+    document = Document.objects.filter(pk=document_id).first()
+    if document is not None:
+        document_announce(document_id=document.pk, owner_id=document.owner_id)
+    return document
 
 
 def documents_rescue_stalled() -> list:

@@ -5,6 +5,10 @@ The client sends ``{"type": "chat", ...the chat body}`` and receives ``context``
 per socket: a frame refused while one streams gets a ``rejected`` frame, which does not end that
 answer. Every frame goes to this socket alone, so one user never receives another's events.
 
+The socket also carries what changes for its user elsewhere (a document's status, a commit's memories):
+it joins the user's group (``retrieval_app.core.push``) and relays those as ``document`` and ``commit``
+frames, so pages follow them without polling.
+
 The socket listens on the channel layer too (Redis). When Redis is down, the layer's receive fails;
 rather than end the socket (Channels would close it with 1011), the client gets one ``error`` frame
 with the code ``unavailable`` and the socket goes on: a turn needs the database, not Redis. The layer
@@ -28,6 +32,7 @@ from config.parsers import check_storable
 from retrieval_app import chat
 from retrieval_app.api.serializers import ChatInSerializer
 from retrieval_app.chat import events
+from retrieval_app.core.push import user_group
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +45,8 @@ MAX_FRAME_CHARS = 256 * 1024
 LAYER_RETRY_FIRST_S, LAYER_RETRY_MAX_S = 1.0, 15.0
 # Sent by a consumer to itself once the layer takes messages again: proof that the path works end to end.
 LAYER_BACK = "layer.back"
+# Tasks that outlive their socket (leaving the user's group): referenced until done.
+_BACKGROUND: set[asyncio.Task] = set()
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -48,6 +55,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
     layer_down = False  # an outage of the layer has been reported to this client and has not ended
     layer_notice_due = False  # ...to be reported once the socket is accepted and no answer streams
     accepted = False
+    group: str | None = None  # the user's group, once joined
+    _group_task: asyncio.Task | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -56,10 +65,34 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         await self.accept()
         self.accepted = True
+        # In the background: a Redis that hangs must not hold the socket up (nor be cut off midway,
+        # which could leave a pooled connection out of step); chat works without the group.
+        self._group_task = asyncio.create_task(self._join_user_group(user_group(user.id)))
         if self.layer_notice_due:
             await self._send_layer_notice()
 
+    async def _join_user_group(self, group: str) -> None:
+        try:
+            await self.channel_layer.group_add(group, self.channel_name)
+        except (RedisError, OSError) as exc:  # only the pushes are missed; pages read again on reconnect
+            logger.warning("websocket %s: could not join %s: %s", self.channel_name, group, exc)
+        else:
+            self.group = group
+
+    async def _leave_user_group(self, group: str) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def user_event(self, message: dict) -> None:
+        """A change of the user's data elsewhere, pushed by a service: relayed as it is."""
+        await self.send(json.dumps(message["event"], default=str))
+
     async def disconnect(self, code: int) -> None:
+        if self.group:
+            # Left in the background too; a membership that outlives it expires with the group.
+            leaving = asyncio.create_task(self._leave_user_group(self.group))
+            _BACKGROUND.add(leaving)
+            leaving.add_done_callback(_BACKGROUND.discard)
         if self.cancellation is not None:
             self.cancellation.cancel("disconnected")
         if self.task is not None and not self.task.done():
@@ -78,13 +111,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def _receive_from_layer(self) -> dict:
         """The layer's next message; an outage of the layer is reported and waited out, never raised."""
+        retry_at_once = True
         while True:
             try:
                 return await self._layer_receive()
             except (RedisError, OSError) as exc:
+                if retry_at_once:
+                    # A pooled connection that went stale when Redis restarted fails once; the next is
+                    # fresh. An outage fails again at once (a refused connect), and is reported then.
+                    retry_at_once = False
+                    continue
                 logger.warning("websocket %s: the channel layer is unavailable: %s", self.channel_name, exc)
             await self._report_layer_down()
             await self._wait_for_layer()
+            retry_at_once = True
 
     async def _wait_for_layer(self) -> None:
         delay = LAYER_RETRY_FIRST_S

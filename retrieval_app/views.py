@@ -1,18 +1,170 @@
-"""The browser chat page: the websocket client for a signed-in user."""
+"""The browser app's pages. Thin: each renders a template, and the page's script calls the JSON API with
+the session cookie and CSRF token (and the websocket with the cookie). Only the account's forms
+(password, API token) and sign-out are plain form posts."""
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.mixins import LoginRequiredMixin
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
 from django.views.generic import TemplateView
 
+from config.exceptions import DomainError
+from documents_app.models import Document
+from documents_app.parsing import FORMATS
 from documents_app.selectors import document_list
+from documents_app.uris import user_root_uri
+from retrieval_app.core import ai
+from retrieval_app.core.ai.embeddings import active_embedding_model
+from retrieval_app.core.tokens import SHOWN_CHARS, api_token_get, api_token_issue, api_token_revoke
+from sessions_app.models import Memory
+from sessions_app.selectors import session_get
 
 
-class ChatPageView(LoginRequiredMixin, TemplateView):
-    template_name = "chat.html"
+class _Page(LoginRequiredMixin, TemplateView):
+    nav = ""
 
     def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "nav": self.nav}
+
+
+class ChatPageView(_Page):
+    """The chat: the sidebar of conversations and one conversation, ``/chat/`` (a new one) or
+    ``/chat/<session_id>`` (resumed with its history, so a reload or a shared link lands on it)."""
+
+    template_name = "app/chat.html"
+    nav = "chat"
+
+    def get_context_data(self, **kwargs):
+        session_id = self.kwargs.get("session_id")
+        if session_id is not None:
+            try:
+                session_get(owner=self.request.user, session_id=session_id)
+            except DomainError as exc:  # another user's session is as missing as a deleted one
+                raise Http404("No such conversation.") from exc
+        documents = document_list(owner=self.request.user).filter(status=Document.Status.READY)
         return {
             **super().get_context_data(**kwargs),
-            "documents": document_list(owner=self.request.user).filter(status="ready"),
+            "session_id": str(session_id) if session_id else "",
+            "documents": documents.only("id", "title", "filename"),
+            "scope": self.request.GET.get("doc", ""),
+            "max_chars": settings.CHAT_MESSAGE_MAX_CHARS,
         }
+
+
+class DocumentsPageView(_Page):
+    template_name = "app/documents.html"
+    nav = "documents"
+
+    def get_context_data(self, **kwargs):
+        extensions = sorted({ext for _, exts in FORMATS.values() for ext in exts if ext})
+        return {
+            **super().get_context_data(**kwargs),
+            "max_bytes": settings.DOCUMENT_MAX_BYTES,
+            "max_mb": round(settings.DOCUMENT_MAX_BYTES / 1024 / 1024, 1),
+            "formats": ", ".join(name for name, _ in FORMATS.values()),
+            "extensions": ",".join(extensions),
+            "extensions_label": ", ".join(extensions),
+            "root_uri": user_root_uri(self.request.user.id),
+        }
+
+
+class MemoriesPageView(_Page):
+    template_name = "app/memories.html"
+    nav = "memories"
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "categories": Memory.Category.values}
+
+
+class AccountPageView(_Page):
+    """Password, sign-out, and the API token (issued, shown once, revoked)."""
+
+    template_name = "app/account.html"
+    nav = "account"
+
+    def get_context_data(self, **kwargs):
+        token = api_token_get(user=self.request.user)
+        return {
+            **super().get_context_data(**kwargs),
+            "token": token,
+            "token_prefix": token.key[:SHOWN_CHARS] if token else "",
+        }
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        action = request.POST.get("action")
+        if action == "issue":
+            token = api_token_issue(user=request.user)
+            # Rendered, not redirected: the key is on this one page and nowhere else.
+            context = {**self.get_context_data(), "new_key": token.key}
+            return render(request, self.template_name, context)
+        if action == "revoke":
+            revoked = api_token_revoke(user=request.user)
+            messages.info(request, "The API token was revoked." if revoked else "There was no API token to revoke.")
+        return redirect("account-page")
+
+
+class SettingsPageView(_Page):
+    """Which models answer and the feature flags in force. They come from the environment, so the page
+    only shows them; staff also see where the models are reached."""
+
+    template_name = "app/settings.html"
+    nav = "settings"
+
+    def get_context_data(self, **kwargs):
+        engine = ai.text_engine()
+        models = [
+            (
+                "Answers, summaries and memories",
+                settings.LLM_MODEL or "Built-in extractive engine (quotes your own text; no language model)",
+                settings.LLM_API_BASE,
+            ),
+            ("Embeddings", active_embedding_model(), settings.EMBEDDING_API_BASE),
+            ("Embedding dimensions", str(settings.EMBEDDING_DIMENSIONS), ""),
+        ]
+        flags = [
+            ("ENABLE_QUERY_REWRITING", settings.ENABLE_QUERY_REWRITING, "Rewrite follow-up questions"),
+            ("ENABLE_SESSION_MEMORY", settings.ENABLE_SESSION_MEMORY, "Keep a working set per conversation"),
+            ("ENABLE_HISTORY_SUMMARIZATION", settings.ENABLE_HISTORY_SUMMARIZATION, "Fold older turns into a summary"),
+        ]
+        limits = [
+            ("AUTO_COMMIT_TURNS", settings.AUTO_COMMIT_TURNS, "Turns after which a conversation is remembered"),
+            ("HISTORY_MAX_TURNS", settings.HISTORY_MAX_TURNS, "Turns the model sees verbatim"),
+            ("RETRIEVAL_MODE", settings.RETRIEVAL_MODE, "How documents are searched"),
+            ("CHAT_CONTEXT_HITS", settings.CHAT_CONTEXT_HITS, "Passages retrieved per turn"),
+            ("CHAT_MOOD_CONFIDENT_SCORE", settings.CHAT_MOOD_CONFIDENT_SCORE, "Score of a 'confident' answer"),
+            ("DOCUMENT_MAX_BYTES", settings.DOCUMENT_MAX_BYTES, "Largest upload, in bytes"),
+        ]
+        return {
+            **super().get_context_data(**kwargs),
+            "engine": engine.backend,
+            "models": models,
+            "flags": flags,
+            "limits": limits,
+            "staff": self.request.user.is_staff,
+        }
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    template_name = "app/password_change.html"
+    success_url = reverse_lazy("account-page")
+    extra_context = {"nav": "account"}
+
+    def form_valid(self, form):
+        messages.success(self.request, "Your password was changed.")
+        return super().form_valid(form)
+
+
+class LogoutView(auth_views.LogoutView):
+    """Sign-out is a POST (a link could be followed by anyone's page); a GET, from a bookmark or a typed
+    address, gets a page with the button instead of a blank 405."""
+
+    http_method_names = ["get", "post", "options"]
+    next_page = "login"
+
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        return render(request, "app/logout.html", {"nav": ""})

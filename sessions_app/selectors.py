@@ -15,6 +15,7 @@ from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db.models import (
     BooleanField,
     Count,
+    Exists,
     ExpressionWrapper,
     F,
     Max,
@@ -41,11 +42,20 @@ logger = logging.getLogger(__name__)
 SUMMARY_SEPARATOR = "\n\n---\n\n"
 
 
-def session_list(*, owner, agent_id: str | None = None) -> QuerySet[ChatSession]:
-    """The owner's sessions, newest activity first (the order the activity indexes serve)."""
+def session_list(*, owner, agent_id: str | None = None, q: str = "") -> QuerySet[ChatSession]:
+    """The owner's sessions, newest activity first (the order the activity indexes serve).
+
+    ``q`` keeps the sessions whose title contains it, or with a message matching its words (full-text,
+    so "exports" finds "export"), the way a person searches their conversations."""
     sessions = ChatSession.objects.filter(owner=owner)
     if agent_id is not None:
         sessions = sessions.filter(agent_id=agent_id)
+    if q.strip():
+        said = Message.objects.filter(
+            session=OuterRef("pk"),
+            search_vector=SearchQuery(q.strip(), search_type="websearch", config=TEXT_SEARCH_CONFIG),
+        )
+        sessions = sessions.filter(Q(title__icontains=q.strip()) | Exists(said))
     # A correlated count runs for the page's rows only, where a join would group every message.
     counts = Message.objects.filter(session=OuterRef("pk")).order_by().values("session").annotate(n=Count("*"))
     return sessions.annotate(message_count=Coalesce(Subquery(counts.values("n")), 0)).order_by(
@@ -477,13 +487,20 @@ def session_history(*, session: ChatSession) -> HistoryContext:
 # --- Memories ---------------------------------------------------------------------------------------------
 
 
-def memory_list(*, owner, category: str | None = None, agent_id: str | None = None) -> QuerySet[Memory]:
-    memories = (
+def memory_list(*, owner, category: str | None = None, agent_id: str | None = None, q: str = "") -> QuerySet[Memory]:
+    """The owner's current memories by category and key; ``q`` keeps those whose key or text contain
+    it, or match its words."""
+    memories = _with_first_source(
         Memory.objects.filter(owner=owner, superseded_by__isnull=True)
         .select_related("source_archive")
         .defer("embedding", "source_archive__embedding")
         .order_by("category", "key")
     )
+    if q.strip():
+        words = SearchQuery(q.strip(), search_type="websearch", config=TEXT_SEARCH_CONFIG)
+        memories = memories.filter(
+            Q(content__icontains=q.strip()) | Q(key__icontains=q.strip()) | Q(search_vector=words)
+        )
     if category:
         memories = memories.filter(category=category)
     if agent_id is not None:
@@ -491,8 +508,15 @@ def memory_list(*, owner, category: str | None = None, agent_id: str | None = No
     return memories
 
 
+def _with_first_source(memories: QuerySet[Memory]) -> QuerySet[Memory]:
+    """Each memory with ``source_message_id``, the first turn it was drawn from (a link to the very turn),
+    in the same query."""
+    sources = Memory.source_messages.through.objects.filter(memory_id=OuterRef("pk")).order_by("message_id")
+    return memories.annotate(source_message_id=Subquery(sources.values("message_id")[:1]))
+
+
 def memory_get(*, owner, memory_id: int | str) -> Memory:
     try:
-        return Memory.objects.get(owner=owner, id=int(memory_id))
+        return _with_first_source(Memory.objects.filter(owner=owner)).get(id=int(memory_id))
     except (ValueError, TypeError, Memory.DoesNotExist) as exc:
         raise MemoryNotFound() from exc

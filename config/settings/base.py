@@ -328,6 +328,8 @@ CHAT_CONTEXT_HITS = env_int("CHAT_CONTEXT_HITS", 6, minimum=1)
 CHAT_CONTEXT_TOKENS = env_int("CHAT_CONTEXT_TOKENS", 1500, minimum=50)
 # Answers streaming at once per server process; more get a "busy" error.
 CHAT_MAX_CONCURRENT_TURNS = env_int("CHAT_MAX_CONCURRENT_TURNS", 200, minimum=1)
+# An answer is "confident" when its best context hit scores at least this (see retrieval_app.chat.mood).
+CHAT_MOOD_CONFIDENT_SCORE = env_float("CHAT_MOOD_CONFIDENT_SCORE", 0.45)
 SEARCH_MAX_TOKENS = env_int("SEARCH_MAX_TOKENS", 2000, minimum=50)
 
 # --- Feature flags and their defaults ------------------------------------------------------------

@@ -89,6 +89,13 @@ class ChatInSerializer(serializers.Serializer):
     message = ChatMessageField(trim_whitespace=False, validators=[reject_nul])
     history = HistoryTurnSerializer(many=True, required=False, default=list, max_length=200)
     doc_id = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)
+    doc_ids = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="Several documents to answer from (with doc_id, if given); memories are left out then.",
+    )
     session_id = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)
     agent_id = serializers.CharField(
         max_length=128, required=False, allow_blank=True, default="", validators=[reject_nul]
@@ -103,3 +110,8 @@ class ChatOutSerializer(serializers.Serializer):
     retrieval_error = serializers.CharField(required=False)
     search_trace = serializers.DictField(required=False)
     prompt_tokens = serializers.IntegerField(required=False)
+    mood = serializers.ChoiceField(
+        choices=["confident", "uncertain", "apologetic"],
+        help_text="confident: grounded in a strong passage; uncertain: weak or no context; apologetic: a failure.",
+    )
+    mood_reason = serializers.CharField(help_text="Why the answer has this mood, in plain words.")

@@ -113,7 +113,7 @@ class ChatStreamView(APIView):
                 unavailable="Too many answers are in flight on this server; retry in a moment.",
             ),
         },
-        summary="One chat turn as server-sent events: context, token..., then done or error",
+        summary="One chat turn as server-sent events: context, token..., mood, then done or error",
     )
     def post(self, request: Request) -> StreamingHttpResponse:
         chat_request, target = _chat_request(request)  # bad input is a plain 4xx, before the stream starts

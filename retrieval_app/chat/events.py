@@ -1,6 +1,6 @@
 """The chat events and their wire formats: one place for server-sent events and websocket frames.
 
-Events, in order: ``context``, any number of ``token``, then ``done`` or ``error``.
+Events, in order: ``context``, any number of ``token``, ``mood``, then ``done`` or ``error``.
 """
 
 from __future__ import annotations
@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from typing import Any
 
 CONTEXT, TOKEN, DONE, ERROR = "context", "token", "done", "error"
+# How sure the answer is (confident, uncertain or apologetic), sent once just before done or error.
+MOOD = "mood"
 # A websocket frame refused while an answer streams (busy, malformed): that answer goes on.
 REJECTED = "rejected"
 
 
 @dataclass
 class Event:
-    """What a transport relays: ``type`` is context, token, done or error; ``data`` its body."""
+    """What a transport relays: ``type`` is context, token, mood, done or error; ``data`` its body."""
 
     type: str
     data: dict[str, Any]

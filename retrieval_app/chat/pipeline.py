@@ -7,8 +7,8 @@ memories and earlier conversations; the prompt is assembled within a token budge
 generated (litellm, streamed, when LLM_MODEL is set; otherwise the built-in engine quotes the retrieved
 passages, saying so) and recorded, marked partial when it was cancelled or failed midway.
 
-``chat_turn`` yields events (``context``, ``token``..., then ``done`` or ``error``); transports only
-relay them.
+``chat_turn`` yields events (``context``, ``token``..., ``mood``, then ``done`` or ``error``);
+transports only relay them.
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ from django.conf import settings
 
 from config.exceptions import InvalidInputError
 from documents_app.models import Document
-from documents_app.selectors import document_get
+from documents_app.selectors import document_get, document_get_many
 from retrieval_app.chat import events
 from retrieval_app.chat.answer import pieces, retrieved_answer
 from retrieval_app.chat.concurrency import Cancellation, database_turn
 from retrieval_app.chat.events import Event
+from retrieval_app.chat.mood import Mood, mood_of
 from retrieval_app.chat.prompt import Prompt, prompt_assemble
 from retrieval_app.core import ai
 from retrieval_app.exceptions import ChatMessageTooLong
@@ -53,6 +54,7 @@ class ChatRequest:
     doc_id: str | None = None
     agent_id: str = ""
     debug_search_trace: bool = False
+    doc_ids: Sequence[str] = ()  # several documents chosen to scope the turn (with doc_id, if given)
 
 
 @dataclass
@@ -62,6 +64,7 @@ class ChatTarget:
 
     session: ChatSession | None = None
     document: Document | None = None
+    documents: list[Document] = field(default_factory=list)  # a chosen set, when several
 
 
 @dataclass
@@ -87,6 +90,7 @@ def chat_prepare(*, owner, request: ChatRequest) -> ChatTarget:
     return ChatTarget(
         session=session_get(owner=owner, session_id=request.session_id) if request.session_id else None,
         document=document_get(owner=owner, doc_id=request.doc_id) if request.doc_id else None,
+        documents=document_get_many(owner=owner, doc_ids=request.doc_ids) if request.doc_ids else [],
     )
 
 
@@ -109,15 +113,18 @@ def _title(message: str) -> str:
     return " ".join(words[:10])[:120] + (" ..." if len(words) > 10 else "")
 
 
-def _retrieve(owner, turn: _Turn, document: Document | None) -> None:
+def _retrieve(owner, turn: _Turn, target: ChatTarget) -> None:
     """Search for the turn; a failure leaves the turn without context and says why."""
     query = turn.request.message.strip()[: settings.QUERY_MAX_CHARS]
+    chosen = [*target.documents, *([target.document] if target.document and target.documents else [])]
     try:
         turn.found = retrieval_search(
             owner=owner,
             query=query,
             session=turn.session,
-            target_uri=document.uri if document else None,
+            # One document is a scope of its own; several chosen ones narrow the user's library.
+            target_uri=target.document.uri if target.document and not target.documents else None,
+            doc_ids=[str(document.id) for document in chosen],
             limit=settings.CHAT_CONTEXT_HITS,
             kind=SearchTrace.Kind.CHAT,
             save_trace=False,  # stored once the prompt's budget is added to it
@@ -148,7 +155,23 @@ def _context_event(turn: _Turn) -> Event:
     return Event(events.CONTEXT, data)
 
 
-def _record_answer(turn: _Turn, text: str, *, generated: bool, status: str, error: str = "") -> None:
+def _citations(turn: _Turn) -> list[dict[str, Any]]:
+    """What each numbered source of the answer was, so a page shows its citations again after a reload."""
+    return [
+        {
+            "uri": hit.uri,
+            "title": hit.title,
+            "origin": hit.origin,
+            "kind": hit.kind,
+            "doc_id": hit.doc_id,
+            "session_id": hit.session_id,
+            "score": hit.score,
+        }
+        for hit in turn.context
+    ]
+
+
+def _record_answer(turn: _Turn, text: str, *, generated: bool, status: str, mood: Mood, error: str = "") -> None:
     if not text and status != "complete":
         return
     metadata = {
@@ -156,6 +179,8 @@ def _record_answer(turn: _Turn, text: str, *, generated: bool, status: str, erro
         "source": "generated" if generated else "retrieved",
         "status": status,
         "context_uris": [hit.uri for hit in turn.context],
+        "citations": _citations(turn),
+        "mood": mood.mood,
         "prompt_tokens": turn.prompt.tokens if turn.prompt else 0,
         **({"trace_id": str(turn.found.trace.id)} if turn.found else {}),
         **({"error": error[:500]} if error else {}),
@@ -182,7 +207,7 @@ def chat_turn(
         )
         turn = _Turn(session=session, request=request)
         try:
-            _retrieve(owner, turn, target.document)
+            _retrieve(owner, turn, target)
             _assemble(turn)
             failure = None
         except Exception as exc:  # the message is saved; the client must still learn its session
@@ -191,6 +216,7 @@ def chat_turn(
             if turn.found is not None:
                 search_trace_save(trace=turn.found.trace)  # what the search did is still worth keeping
     if failure:
+        yield Event(events.MOOD, {**mood_of(context=[], failed=True).as_dict(), "session_id": str(session.id)})
         yield Event(events.ERROR, {"error": failure, "session_id": str(session.id)})
         return
     turn.prompt.budget["outside_model_ms"] = round((time.perf_counter() - started) * 1000, 2)
@@ -218,16 +244,21 @@ def chat_turn(
             stream.close()
     except GeneratorExit:
         # The transport went away (a closed socket or connection): keep what was said, marked partial.
-        _record_answer(turn, "".join(produced), generated=streaming, status="disconnected")
+        mood = mood_of(context=turn.context, retrieval_error=turn.retrieval_error)
+        _record_answer(turn, "".join(produced), generated=streaming, status="disconnected", mood=mood)
         raise
     except Exception as exc:  # the model failed: the user's turn is kept, the error is readable
         logger.warning("chat: generation failed: %s", exc)
-        _record_answer(turn, "".join(produced), generated=streaming, status="failed", error=str(exc))
+        mood = mood_of(context=turn.context, failed=True)
+        _record_answer(turn, "".join(produced), generated=streaming, status="failed", mood=mood, error=str(exc))
         message = f"The model could not answer ({type(exc).__name__}); your message was saved. {exc}"
+        yield Event(events.MOOD, {**mood.as_dict(), "session_id": str(session.id)})
         yield Event(events.ERROR, {"error": message[:600], "session_id": str(session.id)})
         return
     answer = "".join(produced)
-    _record_answer(turn, answer, generated=streaming, status=status)
+    mood = mood_of(context=turn.context, retrieval_error=turn.retrieval_error)
+    _record_answer(turn, answer, generated=streaming, status=status, mood=mood)
+    yield Event(events.MOOD, {**mood.as_dict(), "session_id": str(session.id)})
     done: dict[str, Any] = {"message": answer, "session_id": str(session.id)}
     if status != "complete":
         done["status"] = status
@@ -241,7 +272,7 @@ def chat_reply(*, owner, request: ChatRequest, target: ChatTarget | None = None)
     """One whole turn as the JSON endpoint answers it: ``{message, context, session_id, ...}``."""
     answer: dict[str, Any] = {}
     for event in chat_turn(owner=owner, request=request, target=target):
-        if event.type in (events.CONTEXT, events.DONE):
+        if event.type in (events.CONTEXT, events.MOOD, events.DONE):
             answer.update(event.data)
         elif event.type == events.ERROR:
             answer.update(message="", error=event.data["error"])

@@ -58,6 +58,9 @@ class ContextItemSerializer(serializers.Serializer):
     match_reason = serializers.CharField()
     title = serializers.CharField()
     origin = serializers.CharField()
+    kind = serializers.CharField(help_text="chunk, section or document; memory; or message.")
+    session_id = serializers.CharField(allow_null=True, help_text="For an earlier conversation: its session.")
+    created_at = serializers.CharField(allow_null=True, help_text="For an earlier conversation: when it was said.")
 
 
 HIT_SERIALIZERS = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -307,14 +308,19 @@ def retrieval_search(
     options: SearchOptions | None = None,
     kind: str = SearchTrace.Kind.SEARCH,
     save_trace: bool = True,
+    doc_ids: Sequence[str] = (),
 ) -> SearchResult:
     """Session-aware search: the follow-up resolved from the session (signal-gated), documents ranked
     with a bias to those the session is using, plus long-term memories and earlier conversations.
     Updates the session's working set with what it returns. With ``save_trace=False`` the trace is
-    returned unsaved, for a caller that adds its own stages before saving it (the chat)."""
+    returned unsaved, for a caller that adds its own stages before saving it (the chat). ``doc_ids``
+    narrows the documents to these (already checked to be the owner's), as a chosen set."""
     options = options or SearchOptions()
     run = Run(owner=owner, kind=kind, query=_validated_query(query))
     nodes = _scope(run, target_uri)
+    if doc_ids:
+        nodes = nodes.filter(document_id__in=list(doc_ids))
+        run.plan["document_ids"] = sorted(doc_ids)
 
     # The question as asked ranks the session's archives; a standalone question is searched as is,
     # so its one embedding serves both (its terms are looked up once it is known to be searched).
@@ -344,8 +350,8 @@ def retrieval_search(
         _apply_document_bias(run, candidates, active)
     hits = _document_hits(candidates, embedded, limit)
 
-    # One document (or a part of one) is a deliberate narrowing; the whole library is not.
-    if options.include_memories and not names_a_document(run.plan["target_uri"]):
+    # One document (or a part of one, or a chosen set) is a deliberate narrowing; the whole library is not.
+    if options.include_memories and not doc_ids and not names_a_document(run.plan["target_uri"]):
         memories = Memory.objects.filter(owner=owner, superseded_by__isnull=True, agent_id=session.agent_id)
         found = retrievers.memory_candidates(memories, embedded, limit=max(limit, 10))
         run.stages += found.stages

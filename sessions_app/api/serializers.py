@@ -166,11 +166,35 @@ class _AgentFilterSerializer(serializers.Serializer):
 
 
 class SessionListQuerySerializer(_AgentFilterSerializer):
-    pass
+    q = serializers.CharField(
+        max_length=500,
+        required=False,
+        allow_blank=True,
+        default="",
+        validators=[reject_nul],
+        help_text="Keep sessions whose title contains this, or with a message matching its words.",
+    )
 
 
 class MemoryQuerySerializer(_AgentFilterSerializer):
     category = serializers.ChoiceField(choices=Memory.Category.values, required=False)
+    q = serializers.CharField(
+        max_length=500,
+        required=False,
+        allow_blank=True,
+        default="",
+        validators=[reject_nul],
+        help_text="Keep memories whose key or text contain this, or match its words.",
+    )
+
+
+class MemoryUpdateSerializer(serializers.Serializer):
+    content = serializers.CharField(max_length=10_000, validators=[reject_nul])
+
+    def validate_content(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("must not be empty.")
+        return value.strip()
 
 
 class MemorySerializer(serializers.Serializer):
@@ -182,6 +206,12 @@ class MemorySerializer(serializers.Serializer):
     agent_id = serializers.CharField()
     history = serializers.JSONField()
     source_archive_uri = serializers.CharField(source="source_archive.uri", allow_null=True, default=None)
+    session_id = serializers.UUIDField(
+        source="source_archive.session_id", allow_null=True, default=None, help_text="The session it came from."
+    )
+    source_message_id = serializers.IntegerField(
+        allow_null=True, default=None, help_text="The first turn it was drawn from, in that session."
+    )
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 

@@ -35,7 +35,7 @@ class SessionListView(APIView):
     def get(self, request: Request) -> Response:
         # A plain dict, not the QueryDict: an empty parameter is then a value to validate, not an absent one.
         query = validated(s.SessionListQuerySerializer, request.query_params.dict())
-        sessions = selectors.session_list(owner=request.user, agent_id=query.get("agent_id"))
+        sessions = selectors.session_list(owner=request.user, agent_id=query.get("agent_id"), q=query["q"])
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(sessions, request, view=self)
         return paginator.get_paginated_response(s.SessionSerializer(page, many=True).data)
@@ -228,6 +228,16 @@ class MemoryDetailView(APIView):
     @extend_schema(responses=s.MemorySerializer, summary="One memory, with the texts it replaced")
     def get(self, request: Request, memory_id: str) -> Response:
         return Response(s.MemorySerializer(selectors.memory_get(owner=request.user, memory_id=memory_id)).data)
+
+    @extend_schema(
+        request=s.MemoryUpdateSerializer,
+        responses=s.MemorySerializer,
+        summary="Correct a memory's text; the text it replaces is kept in its history",
+    )
+    def patch(self, request: Request, memory_id: str) -> Response:
+        memory = selectors.memory_get(owner=request.user, memory_id=memory_id)
+        memory = services.memory_edit(memory=memory, **validated(s.MemoryUpdateSerializer, request.data))
+        return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(responses={204: None}, summary="Forget a memory")
     def delete(self, request: Request, memory_id: str) -> Response:

@@ -11,11 +11,15 @@ from django.db.models import Max
 from django.utils import timezone
 
 from retrieval_app.core import ai
+from retrieval_app.core.push import push_on_commit
 from retrieval_app.core.tasks import embed_later
 from sessions_app.models import Archive, ChatSession, Memory, Message
 from sessions_app.services.memories import empty_diff, memory_extract_and_upsert
 from sessions_app.services.sessions import fresh, lock_commits
 from sessions_app.uris import archive_uri
+
+# The event a person's open pages receive when one of their sessions is committed.
+COMMIT_EVENT = "commit"
 
 
 @dataclass
@@ -76,4 +80,7 @@ def session_commit(*, session: ChatSession, keep_recent: int = 0) -> CommitResul
         archive_id, memory_ids = archive.id, [m.id for m in memories if m.embedding is None]
         embed_later(kind="archives", ids=[archive_id])
         embed_later(kind="memories", ids=memory_ids)
+        # An auto-commit runs in a worker: the person's open pages learn what was remembered.
+        summary = {"session_id": str(locked.id), "archive_uri": archive.uri, "abstract": archive.abstract}
+        push_on_commit(locked.owner_id, COMMIT_EVENT, lambda: {**summary, "memory_diff": diff})
     return CommitResult(archive=archive, memories=memories, memory_diff=diff, committed=True)

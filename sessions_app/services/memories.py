@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from retrieval_app.core import ai
 from retrieval_app.core.ai.extractive import split_sentences
+from retrieval_app.core.tasks import embed_later
 from sessions_app.models import Archive, ChatSession, Memory, Message
 
 
@@ -157,6 +158,30 @@ def _memory_summary(memory: Memory) -> dict[str, Any]:
         "key": memory.key,
         "content": memory.content,
     }
+
+
+@transaction.atomic
+def memory_edit(*, memory: Memory, content: str) -> Memory:
+    """A person corrects a memory: the text it replaces goes into its history, as a commit's update
+    does, and its vector is made again from the new text."""
+    memory = Memory.objects.select_for_update(of=("self",)).select_related("source_archive").get(pk=memory.pk)
+    if _normalise(memory.content) == _normalise(content):
+        return memory
+    memory.history = [
+        *memory.history,
+        {
+            "content": memory.content,
+            "replaced_at": timezone.now().isoformat(),
+            "archive_uri": memory.source_archive.uri if memory.source_archive else None,
+            "edited": True,
+        },
+    ]
+    memory.content = content
+    memory.embedding = None  # the old vector describes the old text
+    memory.embedding_model = ""
+    memory.save(update_fields=["history", "content", "embedding", "embedding_model", "updated_at"])
+    embed_later(kind="memories", ids=[memory.pk])
+    return memory
 
 
 def memory_delete(*, memory: Memory) -> None:

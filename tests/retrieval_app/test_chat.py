@@ -160,7 +160,7 @@ def test_server_sent_events_arrive_in_the_contracts_order(user):
     status, events = _sse(user, {"message": "How often do I descale the Aurora kettle?"})
     assert status == 200
     kinds = [kind for kind, _ in events]
-    assert kinds[0] == "context" and kinds[-1] == "done" and set(kinds[1:-1]) == {"token"}
+    assert kinds[0] == "context" and kinds[-1] == "done" and set(kinds[1:-2]) == {"token"} and kinds[-2] == "mood"
     assert "".join(data["token"] for kind, data in events if kind == "token") == events[-1][1]["message"]
     assert "four weeks" in events[-1][1]["message"]
     session_id = events[0][1]["session_id"]

@@ -60,7 +60,7 @@ def test_a_chat_over_the_websocket_gets_the_contracts_events(user):
     first, second = async_to_sync(run)()
     for frames in (first, second):
         kinds = [f["type"] for f in frames]
-        assert kinds[0] == "context" and kinds[-1] == "done" and set(kinds[1:-1]) == {"token"}
+        assert kinds[0] == "context" and kinds[-1] == "done" and set(kinds[1:-2]) == {"token"} and kinds[-2] == "mood"
         assert "".join(f["token"] for f in frames if f["type"] == "token") == frames[-1]["message"]
     assert "four weeks" in second[-1]["message"]
 
@@ -208,7 +208,7 @@ def test_the_chat_page_signs_in_and_its_session_cookie_opens_the_socket(client, 
     response = client.post("/accounts/login/", {"username": user.username, "password": "a long enough password"})
     assert response.status_code == 302 and response["Location"] == "/chat/"
     page = client.get("/chat/")
-    assert page.status_code == 200 and b"/ws/chat/" in page.content
+    assert page.status_code == 200 and b"recollect/app/common.js" in page.content  # which opens /ws/chat/
     cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
 
     async def run():

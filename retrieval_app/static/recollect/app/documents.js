@@ -1,0 +1,232 @@
+/* The documents page: uploads (button or drag and drop, checked against the limits first), the list
+   with each document's status pushed over the websocket, reindex, delete, and the tree browser. */
+(function () {
+  "use strict";
+  const R = window.Recollect;
+  const { el, api } = R;
+  const $ = (id) => document.getElementById(id);
+  const MAX = JSON.parse($("max-bytes").textContent);
+  const EXTENSIONS = JSON.parse($("extensions").textContent).split(",");
+  const STATUS = { pending: "waiting to be indexed", indexing: "indexing…", ready: "ready", failed: "failed" };
+  const rows = new Map(); // doc_id -> {li, doc}
+  let page = 1;
+  let stuckTimer = null;
+
+  // --- The list --------------------------------------------------------------------------------------
+  function statusBadge(doc) {
+    const badge = el("span", { className: `badge ${doc.status}`, textContent: STATUS[doc.status] || doc.status });
+    if (doc.status === "indexing" || doc.status === "pending") badge.prepend(el("span", { className: "spinner", "aria-hidden": "true" }), " ");
+    return badge;
+  }
+
+  function plainError(error) {
+    if (!error) return "";
+    if (/text layer/i.test(error)) return `${error} (a scanned PDF needs text recognition first).`;
+    if (/Waiting to retry/i.test(error)) return `${error.replace("Waiting to retry:", "The embedding model did not answer; it will be tried again:")}`;
+    return error;
+  }
+
+  function docRow(doc) {
+    const li = el("li", { dataset: { id: doc.doc_id }, id: `doc-${doc.doc_id}` });
+    fillRow(li, doc);
+    return li;
+  }
+
+  function fillRow(li, doc) {
+    li.textContent = "";
+    const name = doc.title || doc.filename || "untitled";
+    li.append(...[
+      el("div", { className: "row" }, el("span", { className: "name grow", textContent: name }), statusBadge(doc)),
+      el("div", { className: "muted small", textContent: [doc.filename !== name ? doc.filename : "", doc.size_bytes ? R.bytes(doc.size_bytes) : "", doc.node_count ? `${doc.node_count} nodes` : "", R.when(doc.created_at)].filter(Boolean).join(" · ") }),
+      doc.status === "failed" ? el("div", { className: "error-box", role: "alert", textContent: `Could not index: ${plainError(doc.error)}` }) : null,
+      doc.status === "pending" && doc.error ? el("div", { className: "muted small", textContent: plainError(doc.error) }) : null,
+      el("div", { className: "row", style: "margin-top:.3rem" },
+        el("button", { type: "button", className: "icon", textContent: "Browse", disabled: doc.status !== "ready", "aria-label": `Browse ${name}`, onclick: () => browse(doc) }),
+        el("a", { className: "button icon", href: `/chat/?doc=${doc.doc_id}`, textContent: "Chat about it", "aria-disabled": doc.status !== "ready" ? "true" : null, hidden: doc.status !== "ready" }),
+        el("button", { type: "button", className: "icon", textContent: "Reindex", "aria-label": `Reindex ${name}`, onclick: () => reindex(doc) }),
+        el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${name}`, onclick: () => remove(doc) })),
+    ].filter(Boolean));
+  }
+
+  function upsert(doc, { prepend = false } = {}) {
+    const known = rows.get(doc.doc_id);
+    if (known) { known.doc = { ...known.doc, ...doc }; fillRow(known.li, known.doc); return; }
+    const li = docRow(doc);
+    rows.set(doc.doc_id, { li, doc });
+    const list = $("documents");
+    const placeholder = list.querySelector(".placeholder");
+    if (placeholder) placeholder.remove();
+    if (prepend) list.prepend(li); else list.append(li);
+    count();
+  }
+
+  function count() { $("doc-count").textContent = rows.size ? `${rows.size} shown` : ""; }
+
+  async function load(reset = true) {
+    if (reset) page = 1;
+    try {
+      const data = await api(`/api/documents?page=${page}`);
+      if (reset) { $("documents").textContent = ""; rows.clear(); }
+      for (const doc of data.results) upsert(doc);
+      if (!rows.size) $("documents").append(el("li", { className: "muted placeholder", textContent: "No documents yet. Upload one above." }));
+      $("more-docs").hidden = !data.next;
+      checkStuck();
+      const wanted = new URLSearchParams(location.search).get("doc");
+      if (reset && wanted && rows.get(wanted)) { rows.get(wanted).li.scrollIntoView({ block: "center" }); if (rows.get(wanted).doc.status === "ready") browse(rows.get(wanted).doc); }
+    } catch (exc) {
+      $("documents").textContent = "";
+      $("documents").append(el("li", { className: "error-text", textContent: `Could not load your documents: ${exc.message}` }));
+    }
+  }
+  $("more-docs").addEventListener("click", () => { page += 1; load(false); });
+
+  // A document waiting with no news for a while: is any worker indexing at all?
+  function checkStuck() {
+    clearTimeout(stuckTimer);
+    const waiting = [...rows.values()].some((r) => r.doc.status === "pending");
+    if (!waiting) { R.banner(""); return; }
+    stuckTimer = setTimeout(async () => {
+      try {
+        const health = await fetch("/api/health?deep=1", { credentials: "same-origin" }).then((r) => r.json());
+        if (health.workers && !health.workers.ok) R.banner("Documents are not being indexed right now: no indexing worker is running. Uploads are kept and will be indexed once it is back.", "error");
+      } catch (_) { R.banner("The server cannot be reached, so documents are not being indexed right now.", "error"); }
+    }, 8000);
+  }
+
+  R.socket.on("document", (event) => {
+    if (event.status === "deleted") { const row = rows.get(event.doc_id); if (row) { row.li.remove(); rows.delete(event.doc_id); count(); } return; }
+    if (rows.has(event.doc_id)) upsert(event);
+    else api(`/api/documents/${event.doc_id}`).then((doc) => upsert(doc, { prepend: true })).catch(() => {});
+    if (event.status !== "pending") R.banner("");
+    checkStuck();
+  });
+  // Missed pushes while disconnected: read the list again once the socket is back.
+  let connectedOnce = false;
+  R.socket.on("_open", () => { if (connectedOnce) load(); connectedOnce = true; });
+
+  async function reindex(doc) {
+    try { upsert(await api(`/api/documents/${doc.doc_id}/reindex`, { method: "POST" })); checkStuck(); }
+    catch (exc) { R.toast(`Could not reindex: ${exc.message}`, "error"); }
+  }
+
+  async function remove(doc) {
+    const name = doc.title || doc.filename;
+    if (!(await R.confirmAction(`Delete “${name}”? Its sections, chunks and vectors go too; answers will no longer cite it.`))) return;
+    try {
+      await api(`/api/documents/${doc.doc_id}`, { method: "DELETE" });
+      const row = rows.get(doc.doc_id);
+      if (row) { row.li.remove(); rows.delete(doc.doc_id); count(); }
+      if ($("tree").dataset.doc === doc.doc_id) { $("tree").textContent = ""; $("node").textContent = ""; $("tree-hint").hidden = false; }
+      R.toast(`Deleted ${name}`);
+    } catch (exc) { R.toast(`Could not delete: ${exc.message}`, "error"); }
+  }
+
+  // --- Uploads ---------------------------------------------------------------------------------------
+  function refusal(file) {
+    const dot = file.name.lastIndexOf(".");
+    const ext = dot >= 0 ? file.name.slice(dot).toLowerCase() : "";
+    if (!file.size) return "it is empty";
+    if (file.size > MAX) return `it is ${R.bytes(file.size)}; the limit is ${R.bytes(MAX)}`;
+    if (ext && !EXTENSIONS.includes(ext)) return `${ext} files cannot be read (readable: ${EXTENSIONS.join(" ")})`;
+    return "";
+  }
+
+  async function upload(file) {
+    const line = el("li", {}, el("span", { className: "name", textContent: file.name }), " ");
+    $("uploads").prepend(line);
+    const why = refusal(file);
+    if (why) { line.append(el("span", { className: "error-text", textContent: `not uploaded: ${why}.` })); return; }
+    const state = el("span", { className: "muted" }, el("span", { className: "spinner" }), " uploading…");
+    line.append(state);
+    const form = new FormData();
+    form.append("file", file);
+    try {
+      const doc = await api("/api/documents/upload", { method: "POST", form });
+      state.replaceWith(el("span", { className: "muted", textContent: doc.status === "ready" ? "already uploaded; ready." : "uploaded; indexing follows below." }));
+      upsert(doc, { prepend: true });
+      // Its status may have moved on while the answer travelled (pushes can arrive before it): read it once.
+      if (doc.status !== "ready") api(`/api/documents/${doc.doc_id}`).then((fresh) => { upsert(fresh); checkStuck(); }).catch(() => {});
+      checkStuck();
+      setTimeout(() => line.remove(), 6000);
+    } catch (exc) {
+      state.replaceWith(el("span", { className: "error-text", role: "alert", textContent: `not uploaded: ${exc.message}` }));
+    }
+  }
+
+  function uploadAll(files) { for (const file of files) upload(file); }
+  $("pick").addEventListener("click", () => $("files").click());
+  $("files").addEventListener("change", (e) => { uploadAll([...e.target.files]); e.target.value = ""; });
+  const zone = $("dropzone");
+  for (const type of ["dragenter", "dragover"]) zone.addEventListener(type, (e) => { e.preventDefault(); zone.classList.add("over"); });
+  for (const type of ["dragleave", "drop"]) zone.addEventListener(type, (e) => { e.preventDefault(); zone.classList.remove("over"); });
+  zone.addEventListener("drop", (e) => uploadAll([...e.dataTransfer.files]));
+  // A file dropped beside the zone must not make the browser leave the page to open it.
+  window.addEventListener("dragover", (e) => e.preventDefault());
+  window.addEventListener("drop", (e) => e.preventDefault());
+
+  // --- The tree browser ----------------------------------------------------------------------------
+  async function browse(doc) {
+    const tree = $("tree");
+    tree.textContent = "";
+    tree.dataset.doc = doc.doc_id;
+    $("tree-hint").hidden = true;
+    const root = nodeItem({ uri: doc.uri, kind: "document", title: doc.title || doc.filename, is_directory: true });
+    tree.append(root);
+    await expand(root);
+    // A document under one heading (its title) opens down to where it branches.
+    let node = root;
+    for (let depth = 0; depth < 4; depth++) {
+      const children = node.querySelectorAll(":scope > ul > li");
+      if (children.length !== 1 || !children[0].entry.is_directory) break;
+      node = children[0];
+      await expand(node);
+    }
+    select(root);
+    // On a phone the browser sits below the list: bring it into view.
+    if (window.matchMedia("(max-width: 800px)").matches) $("browser").scrollIntoView({ behavior: "smooth" });
+  }
+
+  function nodeItem(entry) {
+    const li = el("li", { role: "treeitem", dataset: { uri: entry.uri }, "aria-expanded": entry.is_directory ? "false" : null });
+    const label = `${entry.kind === "chunk" ? "¶" : entry.kind === "section" ? "§" : "▤"} ${entry.title || entry.abstract || entry.uri.split("/").pop()}`;
+    const button = el("button", { type: "button", className: "node", textContent: label, title: entry.abstract || "", onclick: () => { select(li); if (entry.is_directory) toggle(li); } });
+    li.append(button);
+    li.entry = entry;
+    return li;
+  }
+
+  async function toggle(li) { if (li.getAttribute("aria-expanded") === "true") { li.querySelector("ul")?.remove(); li.setAttribute("aria-expanded", "false"); } else await expand(li); }
+
+  async function expand(li) {
+    try {
+      const data = await api(`/api/fs/ls?${new URLSearchParams({ uri: li.dataset.uri })}`);
+      const ul = el("ul", { className: "tree", role: "group" }, data.children.map(nodeItem));
+      li.append(ul);
+      li.setAttribute("aria-expanded", "true");
+    } catch (exc) { li.append(el("div", { className: "error-text small", textContent: exc.message })); }
+  }
+
+  async function select(li) {
+    for (const b of $("tree").querySelectorAll("button.node")) b.setAttribute("aria-selected", "false");
+    li.querySelector("button.node").setAttribute("aria-selected", "true");
+    const box = $("node");
+    box.textContent = "";
+    const uri = li.dataset.uri;
+    const read = (level) => api(`/api/fs/read?${new URLSearchParams({ uri, level })}`);
+    try {
+      const [l0, l1] = await Promise.all([read("L0"), read("L1")]);
+      box.append(el("h3", { textContent: `${l0.kind}: ${l0.title || "(untitled)"}` }), el("p", { className: "mono muted small", textContent: uri }),
+        el("div", { className: "tier" }, el("strong", { textContent: "L0 · abstract" }), el("p", { textContent: l0.text || "(empty)" })),
+        el("div", { className: "tier" }, el("strong", { textContent: "L1 · overview" }), el("p", { textContent: l1.text || "(empty)" })));
+      const button = el("button", { type: "button", textContent: "Show the full text (L2)", onclick: async () => {
+        button.disabled = true;
+        try { const l2 = await read("L2"); button.replaceWith(el("div", { className: "tier" }, el("strong", { textContent: "L2 · full text" }), el("pre", { style: "white-space:pre-wrap;max-height:24rem;overflow:auto", textContent: l2.text }))); }
+        catch (exc) { button.disabled = false; R.toast(exc.message, "error"); }
+      } });
+      box.append(button);
+    } catch (exc) { box.append(el("div", { className: "error-box", textContent: exc.message })); }
+  }
+
+  load();
+  R.socket.connect();
+})();

@@ -1,0 +1,88 @@
+/* The memories page: by category, searchable, each editable and deletable, linked to the conversation
+   it came from, with the texts it replaced. */
+(function () {
+  "use strict";
+  const R = window.Recollect;
+  const { el, api } = R;
+  const $ = (id) => document.getElementById(id);
+  let category = "", page = 1, timer = null;
+  const params = new URLSearchParams(location.search);
+  if (params.get("q")) $("memory-search").value = params.get("q");
+
+  function memoryNode(memory) {
+    const node = el("div", { className: "memory", id: `memory-${memory.id}` });
+    fill(node, memory);
+    return node;
+  }
+
+  function fill(node, memory) {
+    node.textContent = "";
+    const history = memory.history || [];
+    node.append(...[
+      el("div", { className: "row" }, el("span", { className: "badge", textContent: memory.category }), el("span", { className: "key grow", textContent: memory.key }), el("span", { className: "muted small", textContent: R.when(memory.updated_at) })),
+      el("p", { className: "content", style: "margin:.3rem 0", textContent: memory.content }),
+      history.length ? el("details", {}, el("summary", { className: "small", textContent: `History: ${history.length} earlier text${history.length > 1 ? "s" : ""}` }),
+        el("ul", { className: "history" }, history.map((h) => el("li", {}, el("span", { textContent: h.content }), el("span", { className: "muted", textContent: ` (until ${R.when(h.replaced_at)}${h.edited ? ", corrected by you" : ""})` }))))) : null,
+      el("div", { className: "row small" },
+        memory.session_id ? el("a", { href: `/chat/${memory.session_id}${memory.source_message_id ? `#m-${memory.source_message_id}` : ""}`, textContent: "From this conversation" }) : el("span", { className: "muted", textContent: "Its conversation was deleted" }),
+        el("span", { className: "grow" }),
+        el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": `Edit ${memory.key}`, onclick: () => edit(node, memory) }),
+        el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${memory.key}`, onclick: () => remove(node, memory) })),
+    ].filter(Boolean));
+  }
+
+  function edit(node, memory) {
+    const area = el("textarea", { rows: 3, value: memory.content, "aria-label": `New text of ${memory.key}` });
+    area.value = memory.content;
+    const error = el("div", { className: "error-text small" });
+    const save = el("button", { type: "button", className: "primary", textContent: "Save", onclick: async () => {
+      save.disabled = true;
+      try { const updated = await api(`/api/memories/${memory.id}`, { method: "PATCH", body: { content: area.value } }); Object.assign(memory, updated); fill(node, memory); R.toast("Memory updated"); }
+      catch (exc) { save.disabled = false; error.textContent = exc.message; }
+    } });
+    const cancel = el("button", { type: "button", textContent: "Cancel", onclick: () => fill(node, memory) });
+    node.querySelector(".content").replaceWith(el("div", {}, area, error, el("div", { className: "row", style: "margin:.3rem 0" }, save, cancel)));
+    area.focus();
+  }
+
+  async function remove(node, memory) {
+    if (!(await R.confirmAction(`Forget “${memory.key}: ${memory.content}”?`, "Forget"))) return;
+    try { await api(`/api/memories/${memory.id}`, { method: "DELETE" }); node.remove(); R.toast("Memory forgotten"); }
+    catch (exc) { R.toast(`Could not delete: ${exc.message}`, "error"); }
+  }
+
+  async function load(reset = true) {
+    if (reset) page = 1;
+    const query = new URLSearchParams({ page });
+    if (category) query.set("category", category);
+    const q = $("memory-search").value.trim();
+    if (q) query.set("q", q);
+    const box = $("memories");
+    try {
+      const data = await api(`/api/memories?${query}`);
+      if (reset) box.textContent = "";
+      // The answer is ordered by category: a heading wherever the category changes.
+      for (const memory of data.results) {
+        const headings = box.querySelectorAll(".category-heading");
+        const last = headings[headings.length - 1];
+        if (!last || last.dataset.category !== memory.category) box.append(el("h2", { className: "category-heading", textContent: memory.category, dataset: { category: memory.category } }));
+        box.append(memoryNode(memory));
+      }
+      if (reset && !data.results.length) box.append(el("p", { className: "muted", textContent: q || category ? "No memory matches." : "No memories yet. In a chat, “Remember this conversation” extracts them." }));
+      $("more").hidden = !data.next;
+    } catch (exc) { box.textContent = ""; box.append(el("div", { className: "error-box", textContent: `Could not load memories: ${exc.message}` })); }
+  }
+
+  for (const button of document.querySelectorAll(".tabs button")) {
+    button.addEventListener("click", () => {
+      category = button.dataset.category;
+      for (const b of document.querySelectorAll(".tabs button")) b.setAttribute("aria-pressed", String(b === button));
+      load();
+    });
+  }
+  $("memory-search").addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(load, 250); });
+  $("more").addEventListener("click", () => { page += 1; load(false); });
+  R.socket.on("commit", () => load());
+  load();
+  R.socket.connect();
+})();

@@ -1,0 +1,367 @@
+"""The main journeys in a real headless Chromium against a real Daphne: sign in, upload a document and
+watch it become ready, chat with a follow-up, open a citation, reload and find the conversation,
+remember it and see the memory, delete the memory, log out. Screenshots of every page at 390 px and
+1440 px, light and dark, go to var/screenshots/ (the path is printed).
+
+Chromium comes from the system (Debian's ``chromium`` package), driven by Playwright for Python; the
+journeys skip, saying why, where either is missing. Indexing runs inside the server (the test settings
+run tasks eagerly), so no worker is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
+from config.celery import app as celery_app
+from tests.factories import UserFactory
+from tests.helpers import ROOT, clean_env, database_url, free_port
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)"),
+]
+expect = playwright_api.expect
+SCREENSHOTS = ROOT / "var" / "screenshots"
+PASSWORD = "correct horse battery staple"
+MANUAL = """# Aurora kettle manual
+
+## Descaling
+
+Descale the Aurora kettle every four weeks with a solution of citric acid. Fill it to the MAX line, boil,
+and leave it for twenty minutes before rinsing twice.
+
+## Warranty
+
+The Aurora kettle is under warranty for two years from the date of purchase. The warranty covers the
+heating element and the lid hinge, but not limescale damage.
+"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    # Playwright's sync API keeps an event loop running in this thread; the test's own database work
+    # (creating rows, flushing them after) is synchronous and safe here, which Django cannot tell.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with playwright_api.sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            yield chromium
+            chromium.close()
+    finally:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+def _start_server(**env: str):
+    """Daphne on the test database, its log in var/screenshots/server.log (a pipe nobody reads would
+    fill up and stall it)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    env = clean_env(
+        **{
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "DATABASE_URL": database_url(),
+            "REDIS_URL": settings.REDIS_URL,
+            "DJANGO_ALLOW_ASYNC_UNSAFE": "",
+            **env,
+        }
+    )
+    with open(SCREENSHOTS / "server.log", "a") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + 60
+    while True:
+        assert process.poll() is None, (SCREENSHOTS / "server.log").read_text()[-3000:]
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2)
+            return f"http://127.0.0.1:{port}", process
+        except OSError:
+            assert time.monotonic() < deadline, "Daphne did not start"
+            time.sleep(0.3)
+
+
+@pytest.fixture
+def server():
+    base, process = _start_server()
+    yield base
+    process.terminate()
+    process.wait(timeout=20)
+
+
+@pytest.fixture
+def workerless_server(tmp_path):
+    """A server whose jobs go to the broker, as in development, with no worker to take them."""
+    base, process = _start_server(DJANGO_SETTINGS_MODULE="config.settings.dev", MEDIA_ROOT=str(tmp_path))
+    yield base
+    process.terminate()
+    process.wait(timeout=20)
+    celery_app.control.purge()  # the jobs it queued on the test broker, for rows already gone
+
+
+@pytest.fixture
+def model_server(fake_llm):
+    """A server whose answers come from the loopback model (tests/llm_server.py), streamed."""
+    base, process = _start_server(
+        LLM_MODEL="openai/test-chat", LLM_API_BASE=fake_llm.url, LLM_API_KEY="sk-test", LLM_MAX_RETRIES="0"
+    )
+    yield base
+    process.terminate()
+    process.wait(timeout=20)
+
+
+def _page(browser, base: str, *, width: int = 1440, scheme: str = "light", state=None):
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, color_scheme=scheme, base_url=base, storage_state=state
+    )
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return page, errors
+
+
+def _sign_in(page, username: str) -> None:
+    page.goto("/chat/")
+    expect(page).to_have_url(re.compile(r"/accounts/login/"))
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(re.compile(r"/chat/$"))
+
+
+def _ask(page, text: str, answers_before: int) -> None:
+    page.get_by_label("Message", exact=True).fill(text)
+    page.keyboard.press("Enter")
+    # The mood arrives just before done: the answer is complete.
+    expect(page.locator(".msg.assistant .mood")).to_have_count(answers_before + 1, timeout=60_000)
+
+
+def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, server, tmp_path):
+    user = UserFactory()
+    page, errors = _page(browser, server)
+    _sign_in(page, user.username)
+
+    # Upload, and watch the status pushed over the websocket until it is ready.
+    page.get_by_role("navigation").get_by_role("link", name="Documents").click()
+    expect(page.get_by_text("Up to 50.0 MB each")).to_be_visible()
+    manual = tmp_path / "kettle.md"
+    manual.write_text(MANUAL)
+    page.locator("#files").set_input_files(str(manual))
+    row = page.locator("#documents li", has_text="Aurora kettle manual")
+    expect(row.locator(".badge")).to_have_text("ready", timeout=90_000)
+    # Refused before sending (a type it cannot read), and failed in indexing (a damaged PDF): both said.
+    (tmp_path / "tool.exe").write_bytes(b"MZ binary")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog >> garbage without pages\n")
+    page.locator("#files").set_input_files([str(tmp_path / "tool.exe"), str(tmp_path / "broken.pdf")])
+    expect(page.locator("#uploads")).to_contain_text(".exe files cannot be read")
+    broken = page.locator("#documents li", has_text="broken.pdf")
+    expect(broken.locator(".badge")).to_have_text("failed", timeout=60_000)
+    expect(broken.locator(".error-box")).to_contain_text("Could not index:")
+    row.get_by_role("button", name=re.compile("Browse")).click()
+    page.locator("#tree button.node", has_text="Warranty").click()
+    expect(page.locator("#node")).to_contain_text("L1 · overview")
+    page.get_by_role("button", name="Show the full text (L2)").click()
+    expect(page.locator("#node pre")).to_contain_text("two years")
+
+    # Chat about that document (the scope can be widened to several, or to everything, in the chat),
+    # with a follow-up that depends on the first question.
+    row.get_by_role("link", name="Chat about it").click()
+    expect(page.locator("#scope-label")).to_have_text("Aurora kettle manual")
+    page.get_by_label("Documents to answer from").click()
+    expect(page.get_by_role("checkbox", name="Aurora kettle manual")).to_be_checked()
+    page.get_by_label("Documents to answer from").click()
+    _ask(page, "How often should I descale the Aurora kettle?", 0)
+    expect(page).to_have_url(re.compile(r"/chat/[0-9a-f-]{36}$"))
+    session_url = page.url
+    _ask(page, "and how long is it under warranty?", 1)
+    last = page.locator(".msg.assistant").last
+    expect(last.locator(".body ol li").first).to_contain_text("two years")  # Markdown, not raw text
+    expect(last.locator(".mood")).to_have_text("Confident")
+
+    # A citation opens its source beside the chat: document, section, L0, L1, and L2 on demand.
+    last.locator("a.cite").first.click()
+    panel = page.locator("#panel")
+    expect(panel).to_contain_text("Aurora kettle manual")
+    expect(panel).to_contain_text("L0 · abstract")
+    panel.get_by_role("button", name="Show the full text (L2)").click()
+    expect(panel.locator(".l2")).to_contain_text("warranty")
+
+    # A reload resumes the conversation, which the sidebar lists.
+    page.reload()
+    expect(page.locator(".msg.user")).to_have_count(2)
+    expect(page.locator("#sessions a[aria-current=page]")).to_contain_text("How often should I descale")
+    page.get_by_label("Search conversations by title and content").fill("warranty")
+    expect(page.locator("#sessions li")).to_have_count(1)
+
+    # Tell it something about oneself, remember the conversation, and see what was learned.
+    _ask(page, "My name is Dana Whitfield.", 2)
+    page.get_by_role("button", name="Remember this conversation").click()
+    learned = page.locator(".learned").last
+    expect(learned).to_contain_text("New memories (1)")
+    expect(learned).to_contain_text("Dana Whitfield")
+
+    # No message may inject HTML or script.
+    page.evaluate(
+        """() => { const box = document.createElement('div');
+        Recollect.renderMarkdown('<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>**bold**', box);
+        window.__html = box.innerHTML; }"""
+    )
+    page.wait_for_timeout(200)
+    assert page.evaluate("window.__xss") is None
+    assert "onerror" not in page.evaluate("window.__html") and "<strong>bold</strong>" in page.evaluate("window.__html")
+
+    _screenshots(browser, server, page.context.storage_state(), session_url)
+
+    # The memory is listed, linked to its conversation, and can be forgotten.
+    page.get_by_role("navigation").get_by_role("link", name="Memories").click()
+    memory = page.locator(".memory", has_text="Dana Whitfield")
+    link = memory.get_by_role("link", name="From this conversation")
+    expect(link).to_have_attribute("href", re.compile(r"/chat/[0-9a-f-]{36}#m-\d+$"))
+    link.click()  # the conversation opens at the turn the memory was drawn from
+    expect(page.locator(".msg.user.highlight")).to_have_text(re.compile("Dana Whitfield"))
+    page.go_back()
+    memory = page.locator(".memory", has_text="Dana Whitfield")
+    memory.get_by_role("button", name=re.compile("Delete")).click()
+    page.get_by_role("button", name="Forget").click()
+    expect(page.locator(".memory", has_text="Dana Whitfield")).to_have_count(0)
+    page.reload()
+    expect(page.locator(".memory", has_text="Dana Whitfield")).to_have_count(0)
+
+    # Log out from the page's own button.
+    page.get_by_role("button", name="Log out").click()
+    expect(page).to_have_url(re.compile(r"/accounts/login/"))
+    page.goto(session_url)
+    expect(page).to_have_url(re.compile(r"/accounts/login/"))
+    assert not errors, errors
+
+
+def _screenshots(browser, base: str, state, session_url: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for scheme in ("light", "dark"):
+        for width in (390, 1440):
+            page, errors = _page(browser, base, width=width, scheme=scheme, state=state)
+            for name, path in (
+                ("chat", session_url),
+                ("documents", "/documents/"),
+                ("memories", "/memories/"),
+                ("account", "/account/"),
+                ("settings", "/settings/"),
+            ):
+                page.goto(path)
+                page.wait_for_load_state("networkidle")
+                page.screenshot(path=str(SCREENSHOTS / f"{name}-{width}-{scheme}.png"))
+                if name == "chat":
+                    page.locator(".msg.assistant a.cite").last.click()
+                    expect(page.locator("#panel")).to_contain_text("L1 · overview")
+                    page.screenshot(path=str(SCREENSHOTS / f"source-{width}-{scheme}.png"))
+            assert not errors, errors
+            page.context.close()
+            page, _ = _page(browser, base, width=width, scheme=scheme)
+            page.goto("/accounts/login/")
+            page.screenshot(path=str(SCREENSHOTS / f"login-{width}-{scheme}.png"))
+            page.context.close()
+    print(f"\nscreenshots in {SCREENSHOTS}")
+
+
+ANSWER = """## Plan
+
+| step | when |
+|---|---|
+| descale | every four weeks |
+
+```python
+print("rinse twice")
+```
+
+<img src=x onerror="window.__xss = 1"> <script>window.__xss = 2</script>
+"""
+
+
+def test_a_model_answer_streams_as_markdown_stops_regenerates_and_reports_a_model_outage(
+    browser, model_server, fake_llm
+):
+    user = UserFactory()
+    page, errors = _page(browser, model_server)
+    _sign_in(page, user.username)
+
+    fake_llm.reply = lambda messages: ANSWER
+    _ask(page, "Plan my kettle care.", 0)
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator("h2")).to_have_text("Plan")
+    expect(answer.locator("table td").last).to_have_text("every four weeks")
+    expect(answer.locator("pre .copy-code")).to_be_visible()
+    assert page.evaluate("window.__xss") is None
+    assert answer.locator("img[onerror], script").count() == 0
+
+    # A slow answer: the turn shows its state, then streams; Stop ends it, recorded as stopped.
+    fake_llm.reply = lambda messages: " ".join(f"word{i}" for i in range(400))
+    fake_llm.token_delay_s = 0.3
+    page.get_by_label("Message", exact=True).fill("Count slowly.")
+    page.keyboard.press("Enter")
+    expect(page.locator(".msg.assistant .state")).to_be_visible()
+    expect(page.locator(".msg.assistant").last.locator(".body")).to_contain_text("word1", timeout=30_000)
+    page.get_by_role("button", name="Stop").click()
+    expect(page.locator(".msg.assistant").last).to_contain_text("(stopped)", timeout=30_000)
+    expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled()
+
+    # Regenerate asks the last question again; Edit puts it back in the box.
+    fake_llm.token_delay_s = 0.0
+    fake_llm.reply = lambda messages: "Counted."
+    page.locator(".msg.assistant").last.get_by_role("button", name="Ask the last question again").click()
+    expect(page.locator(".msg.assistant").last.locator(".body")).to_have_text("Counted.")
+    page.get_by_role("button", name="Edit and send the last question again").click()
+    expect(page.get_by_label("Message", exact=True)).to_have_value("Count slowly.")
+
+    # The model is down: the error event's message is shown where the answer would be.
+    fake_llm.failures = 100
+    page.get_by_label("Message", exact=True).fill("Are you there?")
+    page.keyboard.press("Enter")
+    failed = page.locator(".msg.assistant").last
+    expect(failed.locator(".error-box")).to_contain_text("The model could not answer", timeout=30_000)
+    expect(failed.locator(".mood")).to_have_text("Sorry")
+    expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled()
+
+    # Rename the conversation, then delete it after confirming.
+    page.get_by_role("button", name="Rename").click()
+    page.get_by_label("New title").fill("Kettle care")
+    page.keyboard.press("Enter")
+    expect(page.locator("#conv-title")).to_have_text("Kettle care")
+    expect(page.locator("#sessions a[aria-current=page]")).to_contain_text("Kettle care")
+    page.get_by_role("button", name="Delete", exact=True).click()
+    page.locator("#confirm-dialog").get_by_role("button", name="Delete").click()
+    expect(page).to_have_url(re.compile(r"/chat/$"))
+    expect(page.locator("#sessions")).to_contain_text("No conversations yet.")
+    assert not errors, errors
+
+
+def test_without_a_worker_the_documents_page_says_nothing_is_being_indexed(browser, workerless_server, tmp_path):
+    user = UserFactory()
+    # The development settings do not know the tests' fast hasher.
+    user.password = PBKDF2PasswordHasher().encode(PASSWORD, "journeysalt", iterations=1000)
+    user.save(update_fields=["password"])
+    page, errors = _page(browser, workerless_server)
+    _sign_in(page, user.username)
+    page.goto("/documents/")
+    (tmp_path / "notes.md").write_text("# Notes\n\nNothing urgent.")
+    page.locator("#files").set_input_files(str(tmp_path / "notes.md"))
+    expect(page.locator("#documents li", has_text="notes.md").locator(".badge")).to_contain_text("waiting")
+    expect(page.locator("#banner")).to_contain_text("not being indexed right now", timeout=30_000)
+    assert not errors, errors
