@@ -214,9 +214,13 @@ _CONTEXT_ITEM = {
 CHAT_STREAM_DESCRIPTION = (
     "The answer as `text/event-stream`, in order: one `context` event "
     "(`{context, session_id, retrieval_error?, search_trace?}`), any number of `token` events "
-    "(`{token, session_id}`), then `done` (`{message, session_id, retrieval_error?}`) or `error` "
-    "(`{error, code, session_id}`). Each event is `event: <name>` then `data: <JSON>` and a blank line. "
-    "Bad input is refused before the stream starts, as JSON with a 4xx status."
+    "(`{token, session_id}`), one `mood` event (`{mood, mood_reason, session_id}`: `confident`, "
+    "`uncertain` or `apologetic`, from how well the answer is grounded), then `done` "
+    "(`{message, session_id, retrieval_error?}`) or `error` (`{error, code, session_id}`). Each event is "
+    "`event: <name>` then `data: <JSON>` and a blank line; lines starting with `:` are comments (the "
+    "stream opens with one, and one is sent every `SSE_KEEP_ALIVE_S` seconds while nothing else is ready), "
+    "which SSE clients skip. Bad input is refused before the stream starts, as JSON with a 4xx status; "
+    "`Accept: text/event-stream`, `*/*`, `application/json` or none are all served."
 )
 
 
@@ -226,12 +230,12 @@ SSE_EVENT = {
     "type": "object",
     "required": ["event", "data"],
     "properties": {
-        "event": {"type": "string", "enum": ["context", "token", "done", "error"]},
+        "event": {"type": "string", "enum": ["context", "token", "mood", "done", "error"]},
         "data": {
             "type": "string",
             "description": "A JSON object: `context` `{context, session_id, retrieval_error?, search_trace?}`, "
-            "`token` `{token, session_id}`, `done` `{message, session_id, retrieval_error?}`, "
-            "`error` `{error, code, session_id}`.",
+            "`token` `{token, session_id}`, `mood` `{mood, mood_reason, session_id}`, "
+            "`done` `{message, session_id, retrieval_error?}`, `error` `{error, code, session_id}`.",
         },
     },
 }
@@ -243,9 +247,13 @@ def chat_stream_response() -> OpenApiResponse:
         _sse("context", {"context": [_CONTEXT_ITEM], "session_id": _SESSION})
         + _sse("token", {"token": "Descale it ", "session_id": _SESSION})
         + _sse("token", {"token": "every four weeks.", "session_id": _SESSION})
+        + _sse("mood", {"mood": "confident", "mood_reason": "Grounded in 1 strong source.", "session_id": _SESSION})
         + _sse("done", {"message": "Descale it every four weeks.", "session_id": _SESSION})
     )
-    failed = _sse("context", {"context": [], "session_id": _SESSION}) + _sse(
+    failed = (
+        _sse("context", {"context": [], "session_id": _SESSION})
+        + _sse("mood", {"mood": "apologetic", "mood_reason": "The model failed.", "session_id": _SESSION})
+    ) + _sse(
         "error",
         {
             "error": "The model could not answer; your message was saved.",
@@ -270,10 +278,13 @@ WEBSOCKET = {
         "`Authorization: Token <key>` header, or `?token=<key>`); a socket without a valid credential is closed "
         'with code 4401. The client sends `{"type": "chat", ...}` with the body of `POST /api/ai/chat` and '
         "receives the events of `POST /api/ai/chat/stream` as JSON objects with a `type` field: `context`, any "
-        'number of `token`, then `done` or `error` (`{error, code, session_id, details?}`). `{"type": "cancel"}` '
-        'stops the answer in flight; `{"type": "ping"}` is answered with `{"type": "pong"}`. A frame refused '
-        "while an answer streams gets a `rejected` event, which does not end that answer. Another user's "
-        "session or document is refused as if it did not exist."
+        "number of `token`, one `mood`, then `done` or `error` (`{error, code, session_id, details?}`). "
+        '`{"type": "cancel"}` stops the answer in flight; `{"type": "ping"}` is answered with `{"type": "pong"}`. '
+        "A frame refused while an answer streams gets a `rejected` event, which does not end that answer. "
+        "Another user's session or document is refused as if it did not exist. The socket also tells its user "
+        "of their own documents' status (`document` events) and of commits (`commit` events, with the memory "
+        "diff); while Redis or the database is down it sends one `error` with the code `unavailable` and "
+        "goes on serving."
     ),
     "client_messages": {
         "chat": {"type": "chat", "message": "How often should I descale it?", "session_id": _SESSION},
@@ -283,7 +294,28 @@ WEBSOCKET = {
     "server_events": {
         "context": {"type": "context", "context": [_CONTEXT_ITEM], "session_id": _SESSION},
         "token": {"type": "token", "token": "Descale it ", "session_id": _SESSION},
+        "mood": {
+            "type": "mood",
+            "mood": "confident",
+            "mood_reason": "Grounded in 1 strong source.",
+            "session_id": _SESSION,
+        },
         "done": {"type": "done", "message": "Descale it every four weeks.", "session_id": _SESSION},
+        "document": {
+            "type": "document",
+            "doc_id": "5b0e6f5e-2f7a-4a43-8d0b-1c2d3e4f5a6b",
+            "title": "Aurora kettle manual",
+            "status": "ready",
+            "error": "",
+            "node_count": 12,
+        },
+        "commit": {
+            "type": "commit",
+            "session_id": _SESSION,
+            "archive_uri": f"viking://session/{_SESSION}/history/archive_001",
+            "abstract": "Descaling the Aurora kettle.",
+            "memory_diff": {"created": [], "updated": [], "unchanged": []},
+        },
         "error": {"type": "error", "error": "No such session.", "code": "session_not_found", "session_id": None},
         "rejected": {
             "type": "rejected",

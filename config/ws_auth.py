@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
 
+from asgiref.sync import ThreadSensitiveContext
 from channels.auth import AuthMiddlewareStack
 from channels.db import DatabaseSyncToAsync
 from channels.middleware import BaseMiddleware
@@ -20,9 +21,22 @@ def _user_for_token_sync(key: str):
     return token.user if token and token.user.is_active else None
 
 
-# Not thread-sensitive: each handshake's lookup runs on the server's thread pool instead of queuing on
-# the one thread shared by every socket, which under load made handshakes outlast Daphne's timeout.
-_user_for_token = DatabaseSyncToAsync(_user_for_token_sync, thread_sensitive=False)
+_user_for_token = DatabaseSyncToAsync(_user_for_token_sync)
+
+
+class ThreadPerSocket:
+    """Gives each websocket a thread of its own for its database work, as Django gives each HTTP
+    request. Without it every socket's work (the token lookup of a handshake, preparing a turn) queues
+    on the one thread Channels shares between all of them, and under load handshakes outlast the
+    server's timeout. (Running that work on a shared pool instead is unsafe: Django's connection
+    objects follow the async context, so threads of one socket would share a connection.)"""
+
+    def __init__(self, application) -> None:
+        self.application = application
+
+    async def __call__(self, scope, receive, send):
+        async with ThreadSensitiveContext():
+            return await self.application(scope, receive, send)
 
 
 def _token_of(scope) -> str:
@@ -97,4 +111,4 @@ def _with_default_port(netloc: str, scheme: str) -> str:
 
 
 def origin_validator(inner):
-    return SameOriginValidator(inner)
+    return ThreadPerSocket(SameOriginValidator(inner))

@@ -36,8 +36,8 @@ from retrieval_app.core.push import user_group
 
 logger = logging.getLogger(__name__)
 
-# On the server's thread pool: the one thread shared by every socket would serialise all their turns.
-_prepare = DatabaseSyncToAsync(chat.chat_prepare, thread_sensitive=False)
+# On the socket's own thread (config.ws_auth.ThreadPerSocket), like the rest of its database work.
+_prepare = DatabaseSyncToAsync(chat.chat_prepare)
 
 UNAUTHENTICATED = 4401
 MAX_FRAME_CHARS = 256 * 1024

@@ -152,6 +152,7 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
         ),
         ("api/memories", "get"): (f"/api/memories?agent_id={AGENT}", None, OWN_DATA),
         ("api/memories/<str:memory_id>", "get"): (f"/api/memories/{m}", None, NOT_FOUND),
+        ("api/memories/<str:memory_id>", "patch"): (f"/api/memories/{m}", {"content": "taken"}, NOT_FOUND),
         ("api/memories/<str:memory_id>", "delete"): (f"/api/memories/{m}", None, NOT_FOUND),
         # Documents and the virtual file system
         ("api/documents/upload", "post"): ("/api/documents/upload", "upload", {202, 200}),
@@ -181,6 +182,17 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
         ("accounts/login/", "get"): ("/accounts/login/", None, OWN_DATA),
         ("accounts/login/", "post"): ("/accounts/login/", "login", OWN_DATA),
         ("accounts/login/", "put"): ("/accounts/login/", None, OWN_DATA),
+        ("chat/<uuid:session_id>", "get"): (f"/chat/{s}", None, NOT_FOUND),
+        ("documents/", "get"): ("/documents/", None, OWN_DATA),
+        ("memories/", "get"): ("/memories/", None, OWN_DATA),
+        ("account/", "get"): ("/account/", None, OWN_DATA),
+        ("account/", "post"): ("/account/", {"action": "revoke"}, OWN_DATA),
+        ("account/password/", "get"): ("/account/password/", None, OWN_DATA),
+        ("account/password/", "post"): ("/account/password/", {"old_password": "wrong"}, OWN_DATA),
+        ("account/password/", "put"): ("/account/password/", None, OWN_DATA),
+        ("settings/", "get"): ("/settings/", None, OWN_DATA),
+        # Last: signing out ends the caller's session.
+        ("accounts/logout/", "get"): ("/accounts/logout/", None, OWN_DATA),
         ("accounts/logout/", "post"): ("/accounts/logout/", None, {302}),
     }
 
@@ -212,7 +224,19 @@ def _extra_requests(o: Owner) -> list[tuple[str, str, dict | None, set[int]]]:
 
 # Anyone may ask these; none answers with a user's data. (An unknown API path is a 404 for all alike.)
 PUBLIC = {"api/health", "api/auth/token", "api/schema/", "api/docs/", "api/redoc/", "api/^.*$"}
-PAGES = {"", "chat/", "accounts/login/", "accounts/logout/"}
+PAGES = {
+    "",
+    "chat/",
+    "accounts/login/",
+    "accounts/logout/",
+    "documents/",
+    "memories/",
+    "account/",
+    "account/password/",
+    "settings/",
+}
+# Pages about one object: the way to the sign-in page for anonymous callers, a 404 for anyone else's.
+OBJECT_PAGES = {"chat/<uuid:session_id>"}
 
 
 def _routes() -> dict[str, Any]:
@@ -316,6 +340,8 @@ def test_no_route_lets_anyone_else_reach_or_read_a_users_objects(kind):
     for route, method, path, body, allowed in requests:
         if route in PAGES:
             allowed = {200, 302}  # a page, or the way to the sign-in page
+        elif route in OBJECT_PAGES and kind == "anonymous":
+            allowed = {302}
         elif kind == "anonymous" and route not in PUBLIC:
             allowed = {401}
         status, content = _send(client, token, method, path, body, o)
