@@ -16,7 +16,7 @@ weights (``--mix`` changes them):
     find      POST /api/retrieval/find                                     (8)
     search    POST /api/retrieval/search with the notes session            (7)
     chat      POST /api/ai/chat in the chat session                        (10)
-    chat_sse  POST /api/ai/chat/stream: context, token..., done            (10)
+    chat_sse  POST /api/ai/chat/stream: context, token..., mood, done      (10)
     chat_ws   one chat over the client's websocket /ws/chat/ (kept open)  (15)
 
 Latency is from sending the request to the last byte (the ``done`` event for streams); ``*_first_token``
@@ -367,11 +367,17 @@ class Client:
             self.socket = None
 
     def check_events(self, events: list[tuple[str, dict]], where: str) -> str:
-        """The answer, once the events are known to be context, token..., done, all in this session."""
+        """The answer, once the events are known to be context, token..., mood, done, all in this session."""
         kinds = [kind for kind, _ in events]
         if kinds and kinds[-1] == "error":
             raise OpError("error event", json.dumps(events[-1][1])[:300])
-        if not kinds or kinds[0] != "context" or kinds[-1] != "done" or set(kinds[1:-1]) - {"token"}:
+        well_ordered = (
+            len(kinds) >= 3
+            and kinds[0] == "context"
+            and kinds[-2:] == ["mood", "done"]
+            and not set(kinds[1:-2]) - {"token"}
+        )
+        if not well_ordered:
             raise OpError("bad event order", " ".join(kinds[:8]) + (" ..." if len(kinds) > 8 else ""))
         for _, data in events:
             if str(data.get("session_id")) != self.chat_id:
