@@ -4,6 +4,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -42,37 +43,47 @@ def database_url() -> str:
     return f"postgresql://{params['USER']}{password}@{host}{port}/{params['NAME']}"
 
 
-def start_daphnes(count: int, **extra_env: str):
-    """``count`` Daphne processes on free ports, on the test database and Redis, answering /api/health."""
-    env = clean_env(
-        DJANGO_SETTINGS_MODULE="config.settings.test",
-        DATABASE_URL=database_url(),
-        REDIS_URL=settings.REDIS_URL,
-        **extra_env,
-    )
-    ports = [free_port() for _ in range(count)]
-    processes = [
-        subprocess.Popen(
+def test_server_env(**extra_env: str) -> dict[str, str]:
+    """The environment of a server process on the test database and the test Redis (``extra_env`` may
+    override any of it, the settings module included)."""
+    base = {
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": database_url(),
+        "REDIS_URL": settings.REDIS_URL,
+    }
+    return clean_env(**{**base, **extra_env})
+
+
+def start_daphne(*, env: dict[str, str], log: Path) -> tuple[str, subprocess.Popen]:
+    """One Daphne on a free port, its output appended to ``log`` (a pipe nobody reads would fill up and
+    stall it); returns its base URL once /api/health answers."""
+    port = free_port()
+    with open(log, "a") as output:
+        process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
             cwd=ROOT,
             env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
+            stdout=output,
+            stderr=subprocess.STDOUT,
         )
-        for port in ports
-    ]
+    base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
-    for port, process in zip(ports, processes, strict=True):
-        while True:
-            assert process.poll() is None, process.stderr.read()
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "Daphne did not start"
-                time.sleep(0.3)
-    return ports, processes
+    while True:
+        assert process.poll() is None, Path(log).read_text()[-3000:]
+        try:
+            urllib.request.urlopen(f"{base}/api/health", timeout=2)
+            return base, process
+        except OSError:
+            assert time.monotonic() < deadline, "Daphne did not start"
+            time.sleep(0.3)
+
+
+def start_daphnes(count: int, **extra_env: str):
+    """``count`` Daphne processes on the test database and Redis; returns their ports and processes."""
+    env = test_server_env(**extra_env)
+    logs = Path(tempfile.mkdtemp(prefix="recollect-daphne-"))
+    started = [start_daphne(env=env, log=logs / f"daphne-{index}.log") for index in range(count)]
+    return [int(base.rsplit(":", 1)[1]) for base, _ in started], [process for _, process in started]
 
 
 def stop_processes(processes) -> None:

@@ -13,18 +13,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
-from urllib.parse import quote
 
 import psutil
 import pytest
-from django.conf import settings
-from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from tests.factories import ChatSessionFactory, MemoryFactory, MessageFactory, index_document
-from tests.helpers import ROOT, clean_env, free_port
+from tests.helpers import ROOT, start_daphne, test_server_env
 from tests.samples import KETTLE
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -38,43 +34,13 @@ CHECKS = [
 ]
 
 
-def _database_url() -> str:
-    params = connection.settings_dict
-    host = quote(params["HOST"] or "", safe="")
-    password = f":{quote(params['PASSWORD'])}" if params.get("PASSWORD") else ""
-    port = f":{params['PORT']}" if params.get("PORT") else ""
-    return f"postgresql://{params['USER']}{password}@{host}{port}/{params['NAME']}"
-
-
 @pytest.fixture
 def daphne(tmp_path):
     """One Daphne serving the test database, its log kept so a server error's traceback can be shown."""
-    port = free_port()
-    log = (tmp_path / "daphne.log").open("w")
-    env = clean_env(
-        DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=_database_url(), REDIS_URL=settings.REDIS_URL
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert process.poll() is None, (tmp_path / "daphne.log").read_text()
-        try:
-            urllib.request.urlopen(f"{base}/api/health", timeout=2)
-            break
-        except OSError:
-            assert time.monotonic() < deadline, "Daphne did not start"
-            time.sleep(0.3)
+    base, process = start_daphne(env=test_server_env(), log=tmp_path / "daphne.log")
     yield base, tmp_path / "daphne.log"
     process.terminate()
     process.wait(timeout=20)
-    log.close()
 
 
 def _run_bounded(command: list[str], *, timeout: float, **kwargs) -> tuple[int, str, str]:

