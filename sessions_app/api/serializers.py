@@ -165,27 +165,20 @@ class _AgentFilterSerializer(serializers.Serializer):
         return value or None
 
 
-class SessionListQuerySerializer(_AgentFilterSerializer):
-    q = serializers.CharField(
-        max_length=500,
-        required=False,
-        allow_blank=True,
-        default="",
-        validators=[reject_nul],
-        help_text="Keep sessions whose title contains this, or with a message matching its words.",
+def _search_words(help_text: str) -> serializers.CharField:
+    """The ``q`` of a list: optional, empty meaning no search."""
+    return serializers.CharField(
+        max_length=500, required=False, allow_blank=True, default="", validators=[reject_nul], help_text=help_text
     )
+
+
+class SessionListQuerySerializer(_AgentFilterSerializer):
+    q = _search_words("Keep sessions whose title contains this, or with a message matching its words.")
 
 
 class MemoryQuerySerializer(_AgentFilterSerializer):
     category = serializers.ChoiceField(choices=Memory.Category.values, required=False)
-    q = serializers.CharField(
-        max_length=500,
-        required=False,
-        allow_blank=True,
-        default="",
-        validators=[reject_nul],
-        help_text="Keep memories whose key or text contain this, or match its words.",
-    )
+    q = _search_words("Keep memories whose key or text contain this, or match its words.")
 
 
 class MemoryUpdateSerializer(serializers.Serializer):
