@@ -28,6 +28,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("", include("retrieval_app.page_urls")),
+    path("admin/ops/", include("retrieval_app.operations.urls")),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
 ]
