@@ -1,4 +1,4 @@
-"""Websocket authentication: the browser's session cookie, or a DRF token for other clients (in an
+"""Websocket authentication: the browser's session cookie, or an API token for other clients (in an
 ``Authorization: Token <key>`` header, or ``?token=<key>`` for clients that cannot set headers)."""
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from django.http.request import split_domain_port, validate_host
 
 
 def _user_for_token_sync(key: str):
-    from rest_framework.authtoken.models import Token
+    # Imported here: this module is loaded while the ASGI application is built, before Django's
+    # app registry is ready, and the token module imports models.
+    from retrieval_app.core.tokens import user_for_api_key
 
-    token = Token.objects.select_related("user").filter(key=key).first()
-    return token.user if token and token.user.is_active else None
+    return user_for_api_key(key)
 
 
 _user_for_token = DatabaseSyncToAsync(_user_for_token_sync)

@@ -26,3 +26,8 @@ class GenerationFailed(UnavailableError):
 class ServerBusy(UnavailableError):
     code = "busy"
     default_message = "Too many answers are streaming on this server; retry in a moment."
+
+
+class TokenLimitReached(InvalidInputError):
+    code = "token_limit_reached"
+    default_message = "You have as many API tokens as a person may hold; revoke one first."

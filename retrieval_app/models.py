@@ -1,5 +1,5 @@
-"""Retrieval's own records: the trace of every search, kept for debugging and the admin; and the
-worker jobs that could not be handed to the broker, kept until it is back."""
+"""Retrieval's own records: the trace of every search, kept for debugging and the admin; the worker
+jobs that could not be handed to the broker, kept until it is back; and people's API tokens."""
 
 from __future__ import annotations
 
@@ -93,3 +93,21 @@ class QueuedTask(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task}{tuple(self.args)}"
+
+
+class ApiToken(models.Model):
+    """A named API token of one person (``retrieval_app.core.tokens``): only a digest of its key is
+    kept; the key itself is shown once, when the token is created."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, help_text="What the person uses it for, e.g. the agent's name.")
+    prefix = models.CharField(max_length=16, help_text="The key's first characters, to recognise it by.")
+    key_digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the key, in hex.")
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["owner", "-created_at"], name="apitoken_owner_created_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"

@@ -20,7 +20,15 @@ from documents_app.selectors import document_list
 from documents_app.uris import user_root_uri
 from retrieval_app.core import ai
 from retrieval_app.core.ai.embeddings import active_embedding_model
-from retrieval_app.core.tokens import SHOWN_CHARS, api_token_get, api_token_issue, api_token_revoke
+from retrieval_app.core.tokens import (
+    MAX_TOKENS_PER_USER,
+    api_token_create,
+    api_token_revoke,
+    api_tokens_of,
+    sign_in_token_of,
+    sign_in_token_revoke,
+)
+from retrieval_app.exceptions import TokenLimitReached
 from sessions_app.models import Memory
 from sessions_app.selectors import session_get
 
@@ -82,29 +90,40 @@ class MemoriesPageView(_Page):
 
 
 class AccountPageView(_Page):
-    """Password, sign-out, and the API token (issued, shown once, revoked)."""
+    """Password, sign-out, and API tokens: created with a name (the key shown once), listed, revoked."""
 
     template_name = "app/account.html"
     nav = "account"
 
     def get_context_data(self, **kwargs):
-        token = api_token_get(user=self.request.user)
+        sign_in = sign_in_token_of(user=self.request.user)
         return {
             **super().get_context_data(**kwargs),
-            "token": token,
-            "token_prefix": token.key[:SHOWN_CHARS] if token else "",
+            "tokens": api_tokens_of(user=self.request.user),
+            "sign_in_token": sign_in,
+            "sign_in_prefix": sign_in.key[:8] if sign_in else "",
+            "max_tokens": MAX_TOKENS_PER_USER,
         }
 
     def post(self, request: HttpRequest) -> HttpResponse:
         action = request.POST.get("action")
-        if action == "issue":
-            token = api_token_issue(user=request.user)
+        if action == "create":
+            name = request.POST.get("name", "")[:100]
+            try:
+                token, key = api_token_create(user=request.user, name=name)
+            except TokenLimitReached as error:
+                messages.error(request, error.message)
+                return redirect("account-page")
             # Rendered, not redirected: the key is on this one page and nowhere else.
-            context = {**self.get_context_data(), "new_key": token.key}
+            context = {**self.get_context_data(), "new_key": key, "new_token": token}
             return render(request, self.template_name, context)
         if action == "revoke":
-            revoked = api_token_revoke(user=request.user)
-            messages.info(request, "The API token was revoked." if revoked else "There was no API token to revoke.")
+            token_id = request.POST.get("token_id", "")
+            revoked = token_id.isdigit() and api_token_revoke(user=request.user, token_id=int(token_id))
+            messages.info(request, "The token was revoked." if revoked else "There was no such token to revoke.")
+        elif action == "revoke-sign-in":
+            revoked = sign_in_token_revoke(user=request.user)
+            messages.info(request, "The sign-in token was revoked." if revoked else "There was no sign-in token.")
         return redirect("account-page")
 
 

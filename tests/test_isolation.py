@@ -27,7 +27,8 @@ from rest_framework.authtoken.models import Token
 
 from config.asgi import application
 from documents_app.models import Document, DocumentNode
-from retrieval_app.models import SearchTrace
+from retrieval_app.core.tokens import api_token_create
+from retrieval_app.models import ApiToken, SearchTrace
 from sessions_app import services as sessions
 from sessions_app.models import Archive, ChatSession, Memory, Message
 from tests.factories import (
@@ -62,6 +63,7 @@ class Owner:
     document: Document
     node: DocumentNode
     trace: SearchTrace
+    api_token: ApiToken
     uris: dict[str, str] = field(default_factory=dict)
 
 
@@ -80,6 +82,7 @@ def _owner() -> Owner:
         session_id=str(session.id), resolved_terms={"vault": f"{MARKER} vault"}, documents=[document.uri]
     )
     trace = SearchTraceFactory(owner=user, session=session, query=f"{MARKER} vault")
+    api_token, _ = api_token_create(user=user, name=f"{MARKER} agent")
     uris = {
         "document": document.uri,
         "node": node.uri,
@@ -87,7 +90,7 @@ def _owner() -> Owner:
         "memory": memory.uri,
         "user_root": document.uri.split("/documents/")[0],
     }
-    return Owner(user, session, message, archive, memory, document, node, trace, uris)
+    return Owner(user, session, message, archive, memory, document, node, trace, api_token, uris)
 
 
 def _bystander(user) -> None:
@@ -186,7 +189,7 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
         ("documents/", "get"): ("/documents/", None, OWN_DATA),
         ("memories/", "get"): ("/memories/", None, OWN_DATA),
         ("account/", "get"): ("/account/", None, OWN_DATA),
-        ("account/", "post"): ("/account/", {"action": "revoke"}, OWN_DATA),
+        ("account/", "post"): ("/account/", {"action": "revoke", "token_id": o.api_token.pk}, {302}),
         ("account/password/", "get"): ("/account/password/", None, OWN_DATA),
         ("account/password/", "post"): ("/account/password/", {"old_password": "wrong"}, OWN_DATA),
         ("account/password/", "put"): ("/account/password/", None, OWN_DATA),
@@ -326,6 +329,7 @@ def _intact(o: Owner) -> None:
     assert Document.objects.filter(id=o.document.id, status="ready").exists()
     assert DocumentNode.objects.filter(document=o.document).count() == DocumentNode.objects.filter(owner=o.user).count()
     assert SearchTrace.objects.filter(id=o.trace.id).exists()
+    assert ApiToken.objects.filter(id=o.api_token.id).exists()
     assert sessions.working_set_get(session_id=str(o.session.id)).as_dict()["resolved_terms"]
 
 

@@ -1,5 +1,5 @@
 """The browser app's pages: behind the sign-in, a conversation's own URL, sign-out from any page,
-the account's password and API token, the settings page, and every asset served by the app itself."""
+the account's password, the settings page, and every asset served by the app itself."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from django.contrib.staticfiles import finders
-from rest_framework.authtoken.models import Token
 
 from tests.factories import ChatSessionFactory, MessageFactory, UserFactory
 from tests.helpers import ROOT
@@ -65,18 +64,6 @@ def test_sign_out_by_get_shows_a_button_and_by_post_signs_out(browser):
     response = browser.post("/accounts/logout/")
     assert response.status_code == 302 and response["Location"] == "/accounts/login/"
     assert browser.get("/chat/").status_code == 302
-
-
-def test_an_api_token_is_shown_once_replaced_and_revoked(browser, user):
-    page = browser.post("/account/", {"action": "issue"}).content.decode()
-    key = Token.objects.get(user=user).key
-    assert key in page and "not shown again" in page
-    again = browser.get("/account/").content.decode()
-    assert key not in again and key[:6] in again
-    browser.post("/account/", {"action": "issue"})
-    assert Token.objects.get(user=user).key != key  # the old one stopped working
-    browser.post("/account/", {"action": "revoke"})
-    assert not Token.objects.filter(user=user).exists()
 
 
 def test_the_password_can_be_changed(browser, user):
