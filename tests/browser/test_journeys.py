@@ -186,6 +186,18 @@ def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, se
     expect(learned).to_contain_text("New memories (1)")
     expect(learned).to_contain_text("Dana Whitfield")
 
+    # An API token for an integration: named, shown once, working at once, listed afterwards by name.
+    page.get_by_role("navigation").get_by_role("link", name="Account").click()
+    page.get_by_label("Name").fill("kitchen display")
+    page.get_by_role("button", name="Create a token").click()
+    key = page.locator("#new-token").inner_text()
+    # (A wrong token is refused outright, so the page's own cookie cannot make this pass.)
+    assert page.request.get("/api/sessions", headers={"Authorization": f"Token {key}"}).status == 200
+    page.goto("/account/")
+    expect(page.locator("#token-list")).to_contain_text("kitchen display")
+    expect(page.locator("#token-list")).not_to_contain_text(key)
+    page.goto(session_url)
+
     # No message may inject HTML or script.
     page.evaluate(
         """() => { const box = document.createElement('div');
