@@ -18,13 +18,18 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from retrieval_app.exceptions import TokenLimitReached
 from retrieval_app.models import ApiToken
 
-SHOWN_CHARS = 8
+SHOWN_CHARS = 10
+# Named tokens' keys start with this, so one lookup finds any key: a key without it can only be a
+# sign-in token.
+KEY_PREFIX = "rk_"
 MAX_TOKENS_PER_USER = 50
 # A token's "last used" is refreshed at most this often: one write per request would double the
 # cost of the cheapest API calls.
@@ -42,7 +47,7 @@ def api_token_create(*, user, name: str) -> tuple[ApiToken, str]:
     get_user_model().objects.select_for_update().filter(pk=user.pk).first()
     if ApiToken.objects.filter(owner=user).count() >= MAX_TOKENS_PER_USER:
         raise TokenLimitReached(f"You already have {MAX_TOKENS_PER_USER} API tokens; revoke one first.")
-    key = secrets.token_hex(20)
+    key = KEY_PREFIX + secrets.token_hex(20)
     token = ApiToken.objects.create(
         owner=user, name=name.strip() or "API token", prefix=key[:SHOWN_CHARS], key_digest=api_key_digest(key)
     )
@@ -73,8 +78,10 @@ def user_for_api_key(key: str):
     """The active user a key belongs to (a named token's or the sign-in token's), or None."""
     if not key or len(key) > 64:
         return None
-    token = ApiToken.objects.select_related("owner").filter(key_digest=api_key_digest(key)).first()
-    if token is not None:
+    if key.startswith(KEY_PREFIX):
+        token = ApiToken.objects.select_related("owner").filter(key_digest=api_key_digest(key)).first()
+        if token is None:
+            return None
         now = timezone.now()
         if token.last_used_at is None or token.last_used_at < now - LAST_USED_RESOLUTION:
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
@@ -91,5 +98,5 @@ class ApiTokenAuthentication(TokenAuthentication):
     def authenticate_credentials(self, key):
         user = user_for_api_key(key)
         if user is None:
-            return super().authenticate_credentials(key)  # DRF's own "Invalid token." / inactive errors
+            raise exceptions.AuthenticationFailed(_("Invalid token."))
         return (user, None)

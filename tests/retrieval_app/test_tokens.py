@@ -29,7 +29,7 @@ def browser(client, user):
 def _create(browser: Client, name: str) -> str:
     page = browser.post("/account/", {"action": "create", "name": name}).content.decode()
     assert "not shown again" in page and name in page
-    return re.search(r'id="new-token">([0-9a-f]{40})<', page).group(1)
+    return re.search(r'id="new-token">(rk_[0-9a-f]{40})<', page).group(1)
 
 
 def _api_status(key: str) -> int:
