@@ -115,7 +115,7 @@ def error_response(status: int, description: str = "", example: dict[str, Any] |
 def errors(*statuses: int, **descriptions: str) -> dict[int, OpenApiResponse]:
     """Error responses for ``extend_schema(responses={200: ..., **errors(404, 503)})``; a status may be
     given its own description by name, as in ``errors(404, not_found="No session with that id.")``."""
-    by_name = {"bad_request": 400, "not_found": 404, "unavailable": 503, "too_large": 413}
+    by_name = {"bad_request": 400, "not_found": 404, "conflict": 409, "unavailable": 503, "too_large": 413}
     described = {by_name[name]: text for name, text in descriptions.items()}
     return {status: error_response(status, described.get(status, "")) for status in {*statuses, *described}}
 

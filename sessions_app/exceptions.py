@@ -1,6 +1,6 @@
 """Errors of sessions and memory; mapped to HTTP in config.api."""
 
-from config.exceptions import NotFoundError
+from config.exceptions import ConflictError, NotFoundError
 
 
 class SessionNotFound(NotFoundError):
@@ -11,3 +11,11 @@ class SessionNotFound(NotFoundError):
 class MemoryNotFound(NotFoundError):
     code = "memory_not_found"
     default_message = "No such memory."
+
+
+class ExchangeAlreadyCommitted(ConflictError):
+    code = "already_committed"
+    default_message = (
+        "The last question and answer are already remembered in an archive, so they cannot be replaced; "
+        "ask again instead."
+    )

@@ -520,3 +520,13 @@ def memory_get(*, owner, memory_id: int | str) -> Memory:
         return _with_first_source(Memory.objects.filter(owner=owner)).get(id=int(memory_id))
     except (ValueError, TypeError, Memory.DoesNotExist) as exc:
         raise MemoryNotFound() from exc
+
+
+def session_last_exchange(*, session: ChatSession) -> QuerySet[Message]:
+    """The session's last question and everything after it (its answers), oldest first."""
+    last_question = (
+        Message.objects.filter(session=session, role=Message.Role.USER).order_by("-seq").values("seq").first()
+    )
+    if last_question is None:
+        return Message.objects.none()
+    return Message.objects.filter(session=session, seq__gte=last_question["seq"]).order_by("seq")

@@ -101,6 +101,14 @@ class ChatInSerializer(serializers.Serializer):
         max_length=128, required=False, allow_blank=True, default="", validators=[reject_nul]
     )
     debug_search_trace = serializers.BooleanField(required=False, default=False)
+    replace_last = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=(
+            "Regenerate or edit-and-resend: this message replaces the session's last question and its answer "
+            "(needs session_id; 409 already_committed if that exchange is already archived)."
+        ),
+    )
 
 
 class ChatOutSerializer(serializers.Serializer):

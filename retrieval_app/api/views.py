@@ -88,6 +88,7 @@ class ChatView(APIView):
             200: s.ChatOutSerializer,
             **errors(
                 not_found="No session or document with that id for this user.",
+                conflict="replace_last: the last exchange is already archived.",
                 unavailable="The model could not answer (the message was saved), or too many answers are in flight.",
             ),
         },
@@ -110,6 +111,7 @@ class ChatStreamView(APIView):
             (200, "text/event-stream"): chat_stream_response(),
             **errors(
                 not_found="No session or document with that id for this user.",
+                conflict="replace_last: the last exchange is already archived.",
                 unavailable="Too many answers are in flight on this server; retry in a moment.",
             ),
         },

@@ -38,10 +38,13 @@ from retrieval_app.search.hits import Hit
 from retrieval_app.search.serializers import render_context
 from retrieval_app.search.traces import search_trace_dict, search_trace_save
 from sessions_app import services as sessions
+from sessions_app.exceptions import ExchangeAlreadyCommitted
 from sessions_app.models import ChatSession
-from sessions_app.selectors import session_get
+from sessions_app.selectors import session_get, session_last_exchange
 
 logger = logging.getLogger(__name__)
+# How much of an earlier conversation's cited passage is kept with the answer (see _citations).
+CITED_PASSAGE_CHARS = 1200
 
 
 @dataclass
@@ -55,6 +58,7 @@ class ChatRequest:
     agent_id: str = ""
     debug_search_trace: bool = False
     doc_ids: Sequence[str] = ()  # several documents chosen to scope the turn (with doc_id, if given)
+    replace_last: bool = False  # regenerate / edit-and-resend: this question replaces the last exchange
 
 
 @dataclass
@@ -87,8 +91,15 @@ def chat_prepare(*, owner, request: ChatRequest) -> ChatTarget:
         raise InvalidInputError("message must not be empty.")
     if len(request.message) > settings.CHAT_MESSAGE_MAX_CHARS:
         raise ChatMessageTooLong(details={"max_chars": settings.CHAT_MESSAGE_MAX_CHARS})
+    if request.replace_last and not request.session_id:
+        raise InvalidInputError(
+            "replace_last needs the session_id of the conversation whose last exchange it replaces."
+        )
+    session = session_get(owner=owner, session_id=request.session_id) if request.session_id else None
+    if request.replace_last and session_last_exchange(session=session).filter(archive__isnull=False).exists():
+        raise ExchangeAlreadyCommitted()  # said before anything is written; the service checks again
     return ChatTarget(
-        session=session_get(owner=owner, session_id=request.session_id) if request.session_id else None,
+        session=session,
         document=document_get(owner=owner, doc_id=request.doc_id) if request.doc_id else None,
         documents=document_get_many(owner=owner, doc_ids=request.doc_ids) if request.doc_ids else [],
     )
@@ -156,9 +167,12 @@ def _context_event(turn: _Turn) -> Event:
 
 
 def _citations(turn: _Turn) -> list[dict[str, Any]]:
-    """What each numbered source of the answer was, so a page shows its citations again after a reload."""
-    return [
-        {
+    """What each numbered source of the answer was, so a page shows its citations again after a reload.
+    A document's passage can be read again by its URI; an earlier conversation's cannot (it may be
+    deleted, or only an archive's summary may be left), so the words that were cited are kept with it."""
+    citations = []
+    for hit in turn.context:
+        citation = {
             "uri": hit.uri,
             "title": hit.title,
             "origin": hit.origin,
@@ -167,8 +181,10 @@ def _citations(turn: _Turn) -> list[dict[str, Any]]:
             "session_id": hit.session_id,
             "score": hit.score,
         }
-        for hit in turn.context
-    ]
+        if hit.origin == "conversation":
+            citation |= {"level": hit.level, "text": hit.text[:CITED_PASSAGE_CHARS], "created_at": hit.created_at}
+        citations.append(citation)
+    return citations
 
 
 def _record_answer(turn: _Turn, text: str, *, generated: bool, status: str, mood: Mood, error: str = "") -> None:
@@ -202,9 +218,11 @@ def chat_turn(
     with database_turn():
         target = target or chat_prepare(owner=owner, request=request)
         session = target.session or _session_start(owner=owner, request=request)
-        sessions.message_bulk_create(
-            session=session, messages=[sessions.NewMessage(role="user", content=request.message)]
-        )
+        question = sessions.NewMessage(role="user", content=request.message)
+        if request.replace_last:
+            sessions.message_exchange_replace(session=session, question=question)
+        else:
+            sessions.message_bulk_create(session=session, messages=[question])
         turn = _Turn(session=session, request=request)
         try:
             _retrieve(owner, turn, target)

@@ -13,7 +13,7 @@ workers are queued only after the rows they need are committed.
 from sessions_app.services.commit import CommitResult, session_commit
 from sessions_app.services.history import FOLD_BATCH, HistoryContext, session_history_context
 from sessions_app.services.memories import memory_delete, memory_edit, memory_extract_and_upsert, memory_upsert
-from sessions_app.services.messages import NewMessage, message_bulk_create
+from sessions_app.services.messages import NewMessage, message_bulk_create, message_exchange_replace
 from sessions_app.services.recall import SearchContext, memory_recall, session_search_context
 from sessions_app.services.sessions import session_create, session_delete, session_update
 from sessions_app.services.working_set import (
@@ -38,6 +38,7 @@ __all__ = [
     "memory_recall",
     "memory_upsert",
     "message_bulk_create",
+    "message_exchange_replace",
     "session_commit",
     "session_create",
     "session_delete",

@@ -15,8 +15,10 @@ from django.utils import timezone
 from retrieval_app.core import ai
 from retrieval_app.core.queues import enqueue_on_commit
 from retrieval_app.core.tasks import embed_later
-from sessions_app.exceptions import SessionNotFound
+from sessions_app.exceptions import ExchangeAlreadyCommitted, SessionNotFound
 from sessions_app.models import ChatSession, Message
+from sessions_app.selectors import session_last_exchange
+from sessions_app.services.sessions import lock_commits
 
 # The worker jobs a write may queue (sessions_app.tasks): commit a session whose live turns reached
 # AUTO_COMMIT_TURNS; fold the older turns of a session into its rolling summary.
@@ -75,3 +77,25 @@ def message_bulk_create(*, session: ChatSession, messages: Sequence[NewMessage])
     if session.last_message_at is None or newest > session.last_message_at:
         session.last_message_at = newest
     return rows
+
+
+def message_exchange_replace(*, session: ChatSession, question: NewMessage) -> list[Message]:
+    """Regenerate and edit-and-resend: the session's last question and its answers give way to
+    ``question``, so the conversation reads as if it had been asked so in the first place (after a
+    reload, in its history, in search). An exchange already in an archive stays: its memories and
+    summary were drawn from it. With no question yet, ``question`` is simply recorded."""
+    with transaction.atomic():
+        lock_commits(session.pk)  # a commit cannot archive the exchange while it is being replaced
+        ChatSession.objects.select_for_update().filter(pk=session.pk).first()
+        retracted = list(session_last_exchange(session=session).only("id", "seq", "archive_id"))
+        if any(message.archive_id for message in retracted):
+            raise ExchangeAlreadyCommitted()
+        if retracted:
+            Message.objects.filter(id__in=[message.id for message in retracted]).delete()
+            first_seq = retracted[0].seq
+            # A rolling summary that already folded these turns in would go on quoting them: it is
+            # started again and folded afresh from what is left.
+            ChatSession.objects.filter(pk=session.pk, summary_through_seq__gte=first_seq).update(
+                rolling_summary="", summary_through_seq=0, summary_updated_at=None
+            )
+        return message_bulk_create(session=session, messages=[question])

@@ -302,13 +302,24 @@ def test_a_model_answer_streams_as_markdown_stops_regenerates_and_reports_a_mode
     expect(page.locator(".msg.assistant").last).to_contain_text("(stopped)", timeout=30_000)
     expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled()
 
-    # Regenerate asks the last question again; Edit puts it back in the box.
+    # Regenerate replaces the last answer; Edit puts the last question back in the box, and sending
+    # it replaces that question and its answer. A reload shows each question once.
     fake_llm.token_delay_s = 0.0
     fake_llm.reply = lambda messages: "Counted."
     page.locator(".msg.assistant").last.get_by_role("button", name="Ask the last question again").click()
     expect(page.locator(".msg.assistant").last.locator(".body")).to_have_text("Counted.")
+    expect(page.locator(".msg.user")).to_have_count(2)
     page.get_by_role("button", name="Edit and send the last question again").click()
     expect(page.get_by_label("Message", exact=True)).to_have_value("Count slowly.")
+    expect(page.locator("#editing")).to_be_visible()
+    fake_llm.reply = lambda messages: "One, two, three."
+    page.get_by_label("Message", exact=True).fill("Count quickly.")
+    page.keyboard.press("Enter")
+    expect(page.locator(".msg.assistant").last.locator(".body")).to_have_text("One, two, three.")
+    page.reload()
+    expect(page.locator(".msg.assistant").last.locator(".body")).to_have_text("One, two, three.")
+    expect(page.locator(".msg.user .body")).to_have_text(["Plan my kettle care.", "Count quickly."])
+    expect(page.locator(".msg.assistant")).to_have_count(2)
 
     # The model is down: the error event's message is shown where the answer would be.
     fake_llm.failures = 100

@@ -14,6 +14,7 @@
   let session = null;
   let current = null; // the answer being received: {node, body, state, text, citations, ...}
   let lastQuestion = "";
+  let editing = false; // the composer holds the last question, to replace it when sent
   let sessionsPage = 1;
   let committing = false;
   const shownArchives = new Set();
@@ -144,7 +145,7 @@
     const last = questions[questions.length - 1];
     if (last && !current) {
       last.append(el("div", { className: "actions edit" },
-        el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": "Edit and send the last question again", onclick: () => { input.value = lastQuestion; input.focus(); autosize(); } })));
+        el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": "Edit and send the last question again", onclick: () => editLast(true) })));
     }
   }
 
@@ -292,25 +293,53 @@
   }
   function clearState(turn) { if (turn.state) { turn.state.remove(); turn.state = null; } }
 
-  function ask(text) {
+  // Edit: the last question goes back into the composer; sending it replaces that question and its
+  // answer (on the server too, so a reload shows the conversation as it now reads).
+  function editLast(on) {
+    editing = on && !!lastQuestion && !!sessionId;
+    $("editing").hidden = !editing;
+    if (editing) { input.value = lastQuestion; input.focus(); autosize(); }
+  }
+
+  // The last question and what followed it: what Regenerate and Edit replace.
+  function lastExchangeNodes() {
+    const questions = log.querySelectorAll(".msg.user");
+    const last = questions[questions.length - 1];
+    if (!last) return [];
+    const nodes = [];
+    for (let node = last; node; node = node.nextElementSibling) nodes.push(node);
+    return nodes;
+  }
+
+  function ask(text, { replace = false } = {}) {
     text = text.trim();
     if (!text || current) return;
     if (R.socket.signedOut) { R.banner("You are signed out, so nothing can be sent. Reload the page to sign in again.", "error"); return; }
     const frame = { type: "chat", message: text };
     if (sessionId) frame.session_id = sessionId;
+    let replaced = [];
+    if (replace && sessionId) {
+      frame.replace_last = true;
+      // Hidden until the server has replaced them, and shown again if it refuses.
+      replaced = lastExchangeNodes();
+      replaced.forEach((node) => { node.hidden = true; });
+    }
+    editLast(false);
     const chosen = scopeIds();
     if (chosen.length === 1) frame.doc_id = chosen[0];
     else if (chosen.length > 1) frame.doc_ids = chosen;
     userTurn(text);
     current = assistantTurn();
     current.frame = frame;
+    current.replaced = replaced;
+    current.question = log.querySelectorAll(".msg.user")[log.querySelectorAll(".msg.user").length - 1];
     setState(current, R.socket.open ? "Searching your documents, memories and conversations…" : "Waiting for the connection to the server…");
     R.socket.sendSoon(frame);
     busy(true);
     log.scrollTop = log.scrollHeight;
   }
 
-  function regenerate() { if (lastQuestion) ask(lastQuestion); }
+  function regenerate() { if (lastQuestion) ask(lastQuestion, { replace: true }); }
 
   let pending = false;
   function scheduleRender() {
@@ -337,6 +366,8 @@
       api(`/api/sessions/${sessionId}`).then(showSession).catch(() => {});
       loadSessions();
     }
+    current.replaced.forEach((node) => node.remove());
+    current.replaced = [];
     current.citations = frame.context.map((c) => ({ ...c }));
     renderSources(current);
     if (frame.retrieval_error) current.node.insertBefore(el("div", { className: "error-box", textContent: frame.retrieval_error }), current.body);
@@ -358,7 +389,19 @@
     if (turn.pendingMood) setMood(turn, turn.pendingMood.mood, turn.pendingMood.mood_reason);
   });
   R.socket.on("error", (frame) => {
-    if (current) {
+    if (current && current.replaced.length) {
+      // Refused before anything was written (the exchange is already remembered, say): as it was.
+      const turn = current;
+      turn.node.remove();
+      turn.question.remove();
+      turn.replaced.forEach((node) => { node.hidden = false; });
+      current = null;
+      busy(false);
+      const questions = log.querySelectorAll(".msg.user .body");
+      lastQuestion = questions.length ? questions[questions.length - 1].textContent : "";
+      refreshTurnActions();
+      R.toast(frame.error, "error");
+    } else if (current) {
       const turn = current;
       turn.node.insertBefore(el("div", { className: "error-box", role: "alert", textContent: frame.error }), turn.actions);
       finish(turn);
@@ -384,8 +427,10 @@
   R.socket.on("_open", () => { R.banner(""); if (current && current.state && !current.citations.length) setState(current, "Searching your documents, memories and conversations…"); });
   R.socket.onStatus((open, text) => { $("socket-state").textContent = open ? "" : text + "…"; });
 
-  $("composer").addEventListener("submit", (e) => { e.preventDefault(); const text = input.value; if (text.trim() && !current) { input.value = ""; autosize(); ask(text); } });
+  $("composer").addEventListener("submit", (e) => { e.preventDefault(); const text = input.value; if (text.trim() && !current) { input.value = ""; autosize(); ask(text, { replace: editing }); } });
+  $("cancel-edit").addEventListener("click", () => { editLast(false); input.value = ""; autosize(); });
   input.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && editing) { e.preventDefault(); editLast(false); input.value = ""; autosize(); return; }
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); $("composer").requestSubmit(); }
   });
   function autosize() { input.style.height = "auto"; input.style.height = `${Math.min(input.scrollHeight + 2, 192)}px`; }
