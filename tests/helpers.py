@@ -43,7 +43,7 @@ def database_url() -> str:
     return f"postgresql://{params['USER']}{password}@{host}{port}/{params['NAME']}"
 
 
-def test_server_env(**extra_env: str) -> dict[str, str]:
+def server_env(**extra_env: str) -> dict[str, str]:
     """The environment of a server process on the test database and the test Redis (``extra_env`` may
     override any of it, the settings module included)."""
     base = {
@@ -80,7 +80,7 @@ def start_daphne(*, env: dict[str, str], log: Path) -> tuple[str, subprocess.Pop
 
 def start_daphnes(count: int, **extra_env: str):
     """``count`` Daphne processes on the test database and Redis; returns their ports and processes."""
-    env = test_server_env(**extra_env)
+    env = server_env(**extra_env)
     logs = Path(tempfile.mkdtemp(prefix="recollect-daphne-"))
     started = [start_daphne(env=env, log=logs / f"daphne-{index}.log") for index in range(count)]
     return [int(base.rsplit(":", 1)[1]) for base, _ in started], [process for _, process in started]

@@ -20,7 +20,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from tests.factories import ChatSessionFactory, MemoryFactory, MessageFactory, index_document
-from tests.helpers import ROOT, start_daphne, test_server_env
+from tests.helpers import ROOT, start_daphne, server_env
 from tests.samples import KETTLE
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -37,7 +37,7 @@ CHECKS = [
 @pytest.fixture
 def daphne(tmp_path):
     """One Daphne serving the test database, its log kept so a server error's traceback can be shown."""
-    base, process = start_daphne(env=test_server_env(), log=tmp_path / "daphne.log")
+    base, process = start_daphne(env=server_env(), log=tmp_path / "daphne.log")
     yield base, tmp_path / "daphne.log"
     process.terminate()
     process.wait(timeout=20)

@@ -19,7 +19,7 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from config.celery import app as celery_app
 from tests.factories import UserFactory
-from tests.helpers import ROOT, start_daphne, test_server_env
+from tests.helpers import ROOT, start_daphne, server_env
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
 
@@ -63,7 +63,7 @@ def browser():
 def _start_server(**env: str):
     """Daphne on the test database, its log in var/screenshots/server.log."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    return start_daphne(env=test_server_env(DJANGO_ALLOW_ASYNC_UNSAFE="", **env), log=SCREENSHOTS / "server.log")
+    return start_daphne(env=server_env(DJANGO_ALLOW_ASYNC_UNSAFE="", **env), log=SCREENSHOTS / "server.log")
 
 
 @pytest.fixture
