@@ -20,7 +20,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from tests.factories import ChatSessionFactory, MemoryFactory, MessageFactory, index_document
-from tests.helpers import ROOT, start_daphne, server_env
+from tests.helpers import ROOT, server_env, start_daphne
 from tests.samples import KETTLE
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -19,7 +19,7 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from config.celery import app as celery_app
 from tests.factories import UserFactory
-from tests.helpers import ROOT, start_daphne, server_env
+from tests.helpers import ROOT, server_env, start_daphne
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
 
