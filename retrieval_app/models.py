@@ -20,6 +20,18 @@ class SearchTrace(models.Model):
         FIND = "find", "find"
         SEARCH = "search", "search"
         CHAT = "chat", "chat"
+        RECALL = "recall", "recall"
+
+    class Outcome(models.TextChoices):
+        OK = "ok", "ok"
+        # The search failed, so the turn was answered without context (the answer's retrieval_error).
+        RETRIEVAL_FAILED = "retrieval_failed", "retrieval failed"
+        # The turn could not be prepared at all; the user's message was kept.
+        PREPARE_FAILED = "prepare_failed", "preparation failed"
+        # The model failed; the answer is missing or partial.
+        GENERATION_FAILED = "generation_failed", "generation failed"
+        CANCELLED = "cancelled", "cancelled"
+        DISCONNECTED = "disconnected", "client went away"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="search_traces")
@@ -38,7 +50,14 @@ class SearchTrace(models.Model):
     # The documents this trace mentions, so that deleting a document can remove its references.
     document_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     result_count = models.PositiveIntegerField(default=0)
+    # What was returned, best first: [{"uri", "kind", "title", "score", "source", "doc_id", "session_id"}].
+    results = models.JSONField(default=list, blank=True)
     total_ms = models.FloatField(default=0.0)
+    # Milliseconds per stage ({"dense": 3.1, "first_token": 412.0, ...}; core.tracing.TIMED_STAGES), kept
+    # apart from ``stages`` so that the dashboard's percentiles never read the candidates' lists.
+    timings = models.JSONField(default=dict, blank=True)
+    outcome = models.CharField(max_length=32, choices=Outcome.choices, default=Outcome.OK)
+    error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
@@ -46,6 +65,8 @@ class SearchTrace(models.Model):
             models.Index(fields=["owner", "-created_at"], name="trace_owner_created_idx"),
             models.Index(fields=["session", "-created_at"], name="trace_session_created_idx"),
             GinIndex(fields=["document_ids"], name="trace_document_ids_gin"),
+            # The dashboard's latest failures, without walking past the many traces that went well.
+            models.Index(fields=["-created_at"], name="trace_failed_created_idx", condition=~models.Q(outcome="ok")),
         ]
 
     def __str__(self) -> str:
@@ -66,6 +87,11 @@ class ModelCall(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="model_calls"
     )
+    # The conversation the call served, when it served one (a chat turn, a commit, a summary). Kept when
+    # the conversation is deleted: the call was made and paid for all the same.
+    session = models.ForeignKey(
+        "sessions_app.ChatSession", null=True, blank=True, on_delete=models.SET_NULL, related_name="model_calls"
+    )
     input_count = models.PositiveIntegerField(default=1, help_text="Texts embedded, or 1 for a generation.")
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
@@ -77,7 +103,11 @@ class ModelCall(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
-        indexes = [models.Index(fields=["purpose", "-created_at"], name="modelcall_purpose_idx")]
+        indexes = [
+            models.Index(fields=["purpose", "-created_at"], name="modelcall_purpose_idx"),
+            models.Index(fields=["owner", "-created_at"], name="modelcall_owner_created_idx"),
+            models.Index(fields=["-created_at"], name="modelcall_failed_created_idx", condition=models.Q(ok=False)),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.model} for {self.purpose}"

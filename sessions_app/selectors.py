@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -279,6 +280,7 @@ def recall_messages(
     query_vector: Sequence[float] | None = None,
     query_model: str = "",
     strategy: str = "",
+    stages: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Messages from the owner's earlier sessions relevant to ``query``, best first.
 
@@ -288,7 +290,8 @@ def recall_messages(
     embedded yet are judged by their words alone. When nothing passes, the keyword matches are
     returned (``source: "keyword"``). ``source`` says what answered: vector, keyword or hybrid.
     Trimmed to ``max_tokens``: whole messages while they fit, then the next one cut with an ellipsis
-    if more than 100 characters of budget remain.
+    if more than 100 characters of budget remain. ``stages``, when given, is told how long each
+    retriever and the fusion took, for the caller's trace.
     """
     strategy = strategy or settings.RECALL_STRATEGY
     if strategy not in RECALL_STRATEGIES:
@@ -297,6 +300,7 @@ def recall_messages(
     threshold = recall_threshold() if threshold is None else threshold
     pool = max(50, 3 * max_results)
 
+    timed = _Stopwatch(stages)
     span = when.span_of(query, now=_latest(messages) if when.needs_now(query) else None)
     dense: list[tuple[int, float]] = []
     if query_vector is not None and strategy != "keyword" and strategy != "bm25":
@@ -336,12 +340,14 @@ def recall_messages(
             )
             dense += [(m.pk, 1 - m.distance) for m in inside if m.pk not in seen]
             dense.sort(key=lambda candidate: -candidate[1])
+    timed.lap("dense", candidates=len(dense))
     keyword: list[tuple[int, float]] = []
     if strategy == "keyword":
         keyword = _ts_ranked(messages, query, limit=pool)
     elif strategy != "dense":
         keyword = bm25_rank(messages, query_lexemes(query), limit=pool, term_counts=False)
 
+    timed.lap("keyword", candidates=len(keyword))
     fused = _fused(dense, keyword, strategy)
     rows = (
         messages.filter(pk__in=list(fused))
@@ -388,12 +394,26 @@ def recall_messages(
     else:
         source = "keyword"
     trimmed = trim_to_token_budget(found, max_tokens)
+    timed.lap("fusion", method=strategy, threshold=threshold, kept=len(trimmed))
     return {
         "messages": trimmed,
         "source": source,
         "token_estimate": sum(estimate_tokens(m["content"]) for m in trimmed),
         "count": len(trimmed),
     }
+
+
+class _Stopwatch:
+    """Appends to ``stages`` (when there is a list to tell) the time since the previous lap."""
+
+    def __init__(self, stages: list[dict[str, Any]] | None) -> None:
+        self.stages, self.last = stages, time.perf_counter()
+
+    def lap(self, name: str, **details: Any) -> None:
+        now = time.perf_counter()
+        if self.stages is not None:
+            self.stages.append({"stage": name, "ms": round((now - self.last) * 1000, 2), **details})
+        self.last = now
 
 
 def _best_sessions(*, owner, agent_id, exclude_session_id, vector, model: str, limit: int) -> list:

@@ -31,12 +31,18 @@ from retrieval_app.chat.events import Event
 from retrieval_app.chat.mood import Mood, mood_of
 from retrieval_app.chat.prompt import Prompt, prompt_assemble
 from retrieval_app.core import ai
+from retrieval_app.core.accounting import calls_for_session
 from retrieval_app.exceptions import ChatMessageTooLong
 from retrieval_app.models import SearchTrace
 from retrieval_app.search import SearchResult, retrieval_search
 from retrieval_app.search.hits import Hit
 from retrieval_app.search.serializers import render_context
-from retrieval_app.search.traces import search_trace_dict, search_trace_save
+from retrieval_app.search.traces import (
+    search_trace_add_stage,
+    search_trace_dict,
+    search_trace_failed,
+    search_trace_finish,
+)
 from sessions_app import services as sessions
 from sessions_app.exceptions import ExchangeAlreadyCommitted
 from sessions_app.models import ChatSession
@@ -82,6 +88,7 @@ class _Turn:
     retrieval_error: str = ""
     query: str = ""
     prompt: Prompt | None = None
+    trace: SearchTrace | None = None  # stored when the turn ends, with how it ended and its timings
 
 
 def chat_prepare(*, owner, request: ChatRequest) -> ChatTarget:
@@ -144,17 +151,22 @@ def _retrieve(owner, turn: _Turn, target: ChatTarget) -> None:
         logger.exception("chat: retrieval failed")
         turn.retrieval_error = f"Search failed, so this answer uses no context: {type(exc).__name__}: {exc}"[:500]
         turn.query = query
+        turn.trace = search_trace_failed(
+            owner=owner, session=turn.session, kind=SearchTrace.Kind.CHAT, query=query, error=turn.retrieval_error
+        )
         return
     turn.context = turn.found.hits
     turn.query = turn.found.query or query
+    turn.trace = turn.found.trace
 
 
 def _assemble(turn: _Turn) -> None:
+    started = time.perf_counter()
     history = sessions.session_history_context(session=turn.session)
     turn.prompt = prompt_assemble(message=turn.request.message, hits=turn.context, history=history)
     turn.context = turn.prompt.context
-    if turn.found is not None:
-        search_trace_save(trace=turn.found.trace, stage={"stage": "prompt_budget", "ms": 0.0, **turn.prompt.budget})
+    elapsed = round((time.perf_counter() - started) * 1000, 2)
+    search_trace_add_stage(trace=turn.trace, stage={"stage": "prompt_budget", "ms": elapsed, **turn.prompt.budget})
 
 
 def _context_event(turn: _Turn) -> Event:
@@ -187,23 +199,45 @@ def _citations(turn: _Turn) -> list[dict[str, Any]]:
     return citations
 
 
-def _record_answer(turn: _Turn, text: str, *, generated: bool, status: str, mood: Mood, error: str = "") -> None:
-    if not text and status != "complete":
-        return
-    metadata = {
-        # Marked so that commit never mistakes quoted passages for something the user said.
-        "source": "generated" if generated else "retrieved",
-        "status": status,
-        "context_uris": [hit.uri for hit in turn.context],
-        "citations": _citations(turn),
-        "mood": mood.mood,
-        "prompt_tokens": turn.prompt.tokens if turn.prompt else 0,
-        **({"trace_id": str(turn.found.trace.id)} if turn.found else {}),
-        **({"error": error[:500]} if error else {}),
-    }
+# How a turn ended, as its trace records it.
+_OUTCOMES = {
+    "complete": SearchTrace.Outcome.OK,
+    "cancelled": SearchTrace.Outcome.CANCELLED,
+    "disconnected": SearchTrace.Outcome.DISCONNECTED,
+    "failed": SearchTrace.Outcome.GENERATION_FAILED,
+}
+
+
+def _record_answer(
+    turn: _Turn, text: str, *, generated: bool, status: str, mood: Mood, error: str = "", timings: dict | None = None
+) -> None:
+    """Stores the answer (unless there is none to keep) and the turn's trace, with how the turn ended."""
+    outcome = _OUTCOMES[status]
+    if outcome == SearchTrace.Outcome.OK and turn.retrieval_error:
+        outcome = SearchTrace.Outcome.RETRIEVAL_FAILED  # answered, but without the context it should have had
     with database_turn():
+        search_trace_finish(trace=turn.trace, outcome=outcome, error=error, timings=timings)
+        if not text and status != "complete":
+            return
         sessions.message_bulk_create(
-            session=turn.session, messages=[sessions.NewMessage(role="assistant", content=text, metadata=metadata)]
+            session=turn.session,
+            messages=[
+                sessions.NewMessage(
+                    role="assistant",
+                    content=text,
+                    metadata={
+                        # Marked so that commit never mistakes quoted passages for something the user said.
+                        "source": "generated" if generated else "retrieved",
+                        "status": status,
+                        "context_uris": [hit.uri for hit in turn.context],
+                        "citations": _citations(turn),
+                        "mood": mood.mood,
+                        "prompt_tokens": turn.prompt.tokens if turn.prompt else 0,
+                        "trace_id": str(turn.trace.id),
+                        **({"error": error[:500]} if error else {}),
+                    },
+                )
+            ],
         )
 
 
@@ -225,14 +259,23 @@ def chat_turn(
             sessions.message_bulk_create(session=session, messages=[question])
         turn = _Turn(session=session, request=request)
         try:
-            _retrieve(owner, turn, target)
-            _assemble(turn)
+            with calls_for_session(session.id):
+                _retrieve(owner, turn, target)
+                _assemble(turn)
             failure = None
         except Exception as exc:  # the message is saved; the client must still learn its session
             logger.exception("chat: preparing the turn failed")
             failure = f"The turn could not be prepared ({type(exc).__name__}); your message was saved."
-            if turn.found is not None:
-                search_trace_save(trace=turn.found.trace)  # what the search did is still worth keeping
+            # What the search did, if it got that far, is still worth keeping.
+            trace = turn.trace or search_trace_failed(
+                owner=owner, session=session, kind=SearchTrace.Kind.CHAT, query=request.message[:4000], error=""
+            )
+            search_trace_finish(
+                trace=trace,
+                outcome=SearchTrace.Outcome.PREPARE_FAILED,
+                error=f"{type(exc).__name__}: {exc}",
+                timings={"turn": _ms_since(started)},
+            )
     if failure:
         yield Event(events.MOOD, {**mood_of(context=[], failed=True).as_dict(), "session_id": str(session.id)})
         yield Event(events.ERROR, {"error": failure, "session_id": str(session.id)})
@@ -244,9 +287,10 @@ def chat_turn(
     streaming = engine.generates
     produced: list[str] = []
     status = "complete"
+    timings: dict[str, float] = {}
     try:
         if streaming:
-            stream = engine.stream(turn.prompt.messages, purpose="chat", owner_id=owner.id)
+            stream = engine.stream(turn.prompt.messages, purpose="chat", owner_id=owner.id, session_id=session.id)
         else:
             stream = pieces(retrieved_answer(turn.query, turn.context, retrieval_error=turn.retrieval_error))
         try:
@@ -256,6 +300,8 @@ def chat_turn(
                 if cancel.is_set():
                     status = cancel.reason
                     break
+                if not produced:
+                    timings["first_token"] = _ms_since(started)
                 produced.append(piece)
                 yield Event(events.TOKEN, {"token": piece, "session_id": str(session.id)})
         finally:
@@ -263,19 +309,24 @@ def chat_turn(
     except GeneratorExit:
         # The transport went away (a closed socket or connection): keep what was said, marked partial.
         mood = mood_of(context=turn.context, retrieval_error=turn.retrieval_error)
-        _record_answer(turn, "".join(produced), generated=streaming, status="disconnected", mood=mood)
+        timings["turn"] = _ms_since(started)
+        _record_answer(turn, "".join(produced), generated=streaming, status="disconnected", mood=mood, timings=timings)
         raise
     except Exception as exc:  # the model failed: the user's turn is kept, the error is readable
         logger.warning("chat: generation failed: %s", exc)
         mood = mood_of(context=turn.context, failed=True)
-        _record_answer(turn, "".join(produced), generated=streaming, status="failed", mood=mood, error=str(exc))
+        timings["turn"] = _ms_since(started)
+        _record_answer(
+            turn, "".join(produced), generated=streaming, status="failed", mood=mood, error=str(exc), timings=timings
+        )
         message = f"The model could not answer ({type(exc).__name__}); your message was saved. {exc}"
         yield Event(events.MOOD, {**mood.as_dict(), "session_id": str(session.id)})
         yield Event(events.ERROR, {"error": message[:600], "session_id": str(session.id)})
         return
     answer = "".join(produced)
     mood = mood_of(context=turn.context, retrieval_error=turn.retrieval_error)
-    _record_answer(turn, answer, generated=streaming, status=status, mood=mood)
+    timings["turn"] = _ms_since(started)
+    _record_answer(turn, answer, generated=streaming, status=status, mood=mood, timings=timings)
     yield Event(events.MOOD, {**mood.as_dict(), "session_id": str(session.id)})
     done: dict[str, Any] = {"message": answer, "session_id": str(session.id)}
     if status != "complete":
@@ -284,6 +335,10 @@ def chat_turn(
         done["retrieval_error"] = turn.retrieval_error
     done["prompt_tokens"] = turn.prompt.tokens
     yield Event(events.DONE, done)
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)
 
 
 def chat_reply(*, owner, request: ChatRequest, target: ChatTarget | None = None) -> dict[str, Any]:

@@ -1,10 +1,28 @@
-"""Every model call, embedding or generation, is recorded with its tokens, cost, latency and error."""
+"""Every model call, embedding or generation, is recorded with its tokens, cost, latency and error, and
+with the conversation it served when it served one, so that a conversation's cost can be told."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import time
+from collections.abc import Iterator
 
 from retrieval_app.models import ModelCall
+
+# The conversation whose work is being done in this thread or task, if any (``calls_for_session``).
+_session: contextvars.ContextVar[object | None] = contextvars.ContextVar("recollect_call_session", default=None)
+
+
+@contextlib.contextmanager
+def calls_for_session(session_id) -> Iterator[None]:
+    """Model calls recorded inside this block are the given conversation's. Entered around plain
+    function calls (never across a generator's yields, whose consumer would inherit it)."""
+    token = _session.set(session_id)
+    try:
+        yield
+    finally:
+        _session.reset(token)
 
 
 def record_call(
@@ -15,19 +33,22 @@ def record_call(
     model: str,
     started: float,
     owner_id: int | None = None,
+    session_id=None,
     input_count: int = 1,
     input_tokens: int = 0,
     output_tokens: int = 0,
     cost_usd: float = 0.0,
     error: str = "",
 ) -> ModelCall:
-    """Stores one call; ``started`` is its ``time.perf_counter()`` at the start."""
+    """Stores one call; ``started`` is its ``time.perf_counter()`` at the start. ``session_id`` defaults
+    to the conversation of the enclosing ``calls_for_session``."""
     return ModelCall.objects.create(
         kind=kind,
         purpose=purpose,
         backend=backend,
         model=model,
         owner_id=owner_id,
+        session_id=session_id if session_id is not None else _session.get(),
         input_count=input_count,
         input_tokens=input_tokens,
         output_tokens=output_tokens,

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from retrieval_app.core import ai
+from retrieval_app.core.accounting import calls_for_session
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,13 @@ def embed_rows(
         if not batch:
             return done
         owners = {getattr(row, "owner_id", None) for row in batch}
+        sessions = {getattr(row, "session_id", None) for row in batch}
         texts = texts_of(batch) if texts_of else [text_of(row) for row in batch]
-        vectors, made_by = ai.embed_texts(texts, purpose=purpose, owner_id=owners.pop() if len(owners) == 1 else None)
+        # A batch of one conversation's turns (the usual case: one recording) is that conversation's cost.
+        with calls_for_session(sessions.pop() if len(sessions) == 1 else None):
+            vectors, made_by = ai.embed_texts(
+                texts, purpose=purpose, owner_id=owners.pop() if len(owners) == 1 else None
+            )
         rows = queryset.model.objects
         with transaction.atomic():
             for row, vector in zip(batch, vectors, strict=True):

@@ -23,6 +23,7 @@ from config.exceptions import InvalidInputError
 from documents_app.selectors import node_scope, titles_in_use
 from documents_app.uris import doc_id_of, names_a_document
 from retrieval_app.core import ai
+from retrieval_app.core.accounting import calls_for_session
 from retrieval_app.core.db import release_database_connections
 from retrieval_app.core.text import TEXT_SEARCH_CONFIG, query_lexemes
 from retrieval_app.exceptions import QueryTooLong
@@ -314,8 +315,36 @@ def retrieval_search(
     with a bias to those the session is using, plus long-term memories and earlier conversations.
     Updates the session's working set with what it returns. With ``save_trace=False`` the trace is
     returned unsaved, for a caller that adds its own stages before saving it (the chat). ``doc_ids``
-    narrows the documents to these (already checked to be the owner's), as a chosen set."""
-    options = options or SearchOptions()
+    narrows the documents to these (already checked to be the owner's), as a chosen set. The model
+    calls it makes (embedding, rewriting) are the session's."""
+    with calls_for_session(session.pk):
+        return _session_search(
+            owner=owner,
+            query=query,
+            session=session,
+            target_uri=target_uri,
+            limit=limit,
+            score_threshold=score_threshold,
+            options=options or SearchOptions(),
+            kind=kind,
+            save_trace=save_trace,
+            doc_ids=doc_ids,
+        )
+
+
+def _session_search(
+    *,
+    owner,
+    query: str,
+    session: ChatSession,
+    target_uri: str | None,
+    limit: int,
+    score_threshold: float | None,
+    options: SearchOptions,
+    kind: str,
+    save_trace: bool,
+    doc_ids: Sequence[str],
+) -> SearchResult:
     run = Run(owner=owner, kind=kind, query=_validated_query(query))
     nodes = _scope(run, target_uri)
     if doc_ids:

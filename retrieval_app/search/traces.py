@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import F, Func, Value
 
+from retrieval_app.core.tracing import RESULT_TEXT_CHARS, timings_of
 from retrieval_app.models import SearchTrace
 from retrieval_app.search.hits import Hit
 
@@ -29,7 +30,24 @@ class Run:
         self.stages.append({"stage": name, "ms": round((time.perf_counter() - started) * 1000, 2), **details})
 
 
+def _result(hit: Hit) -> dict[str, Any]:
+    """A returned hit as the trace keeps it: enough to show it and link to what it points to."""
+    return {
+        "uri": hit.uri,
+        "kind": hit.kind,
+        "origin": hit.origin,
+        "title": hit.title,
+        "score": hit.score,
+        "source": hit.source,
+        "doc_id": hit.doc_id,
+        "session_id": hit.session_id,
+        "text": hit.text[:RESULT_TEXT_CHARS],
+        "match_reason": hit.match_reason,
+    }
+
+
 def search_trace_record(*, run: Run, hits: Sequence[Hit], session=None, rewrite=None, save: bool = True) -> SearchTrace:
+    total_ms = round((time.perf_counter() - run.started) * 1000, 2)
     trace = SearchTrace(
         owner=run.owner,
         session=session,
@@ -42,22 +60,46 @@ def search_trace_record(*, run: Run, hits: Sequence[Hit], session=None, rewrite=
         stages=run.stages,
         document_ids=sorted({uuid.UUID(h.doc_id) for h in hits if h.doc_id}),
         result_count=len(hits),
-        total_ms=round((time.perf_counter() - run.started) * 1000, 2),
+        results=[_result(hit) for hit in hits],
+        total_ms=total_ms,
+        timings=timings_of(run.stages, total_ms=total_ms),
     )
     if save:
         trace.save(force_insert=True)
     return trace
 
 
-def search_trace_save(*, trace: SearchTrace, stage: dict[str, Any] | None = None) -> None:
-    """Stores a trace a search left unsaved, with a stage that happened after the search (the chat's
-    prompt budget) when there is one; a trace already stored only gets the stage added."""
-    if stage is not None:
-        trace.stages = [*trace.stages, stage]
+def search_trace_failed(*, owner, kind: str, query: str, error: str, session=None) -> SearchTrace:
+    """The trace of a search that raised before it could record its own: what was asked, and why it
+    failed (unsaved, like a chat's trace, until the turn ends)."""
+    return SearchTrace(
+        owner=owner,
+        session=session,
+        kind=kind,
+        query=query,
+        outcome=SearchTrace.Outcome.RETRIEVAL_FAILED,
+        error=error[:2000],
+    )
+
+
+def search_trace_add_stage(*, trace: SearchTrace, stage: dict[str, Any]) -> None:
+    """A stage that happened after the search (the chat's prompt assembly), on a trace not yet stored."""
+    trace.stages = [*trace.stages, stage]
+    trace.timings = {**trace.timings, **timings_of([stage])}
+
+
+def search_trace_finish(
+    *, trace: SearchTrace, outcome: str, error: str = "", timings: dict[str, float] | None = None
+) -> None:
+    """Stores a chat turn's trace once the turn is over: how it ended and, beside the search's stages,
+    the turn's own times (the first token, the whole turn)."""
+    trace.outcome = outcome
+    trace.error = (error or trace.error)[:2000]
+    trace.timings = {**trace.timings, **(timings or {})}
     if trace._state.adding:
         trace.save(force_insert=True)
-    elif stage is not None:
-        trace.save(update_fields=["stages"])
+    else:
+        trace.save(update_fields=["outcome", "error", "timings"])
 
 
 def search_trace_dict(trace: SearchTrace) -> dict[str, Any]:

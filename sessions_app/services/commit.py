@@ -11,6 +11,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from retrieval_app.core import ai
+from retrieval_app.core.accounting import calls_for_session
 from retrieval_app.core.push import push_on_commit
 from retrieval_app.core.tasks import embed_later
 from sessions_app.models import Archive, ChatSession, Memory, Message
@@ -39,7 +40,7 @@ def session_commit(*, session: ChatSession, keep_recent: int = 0) -> CommitResul
     archived twice or lost), while new messages keep being recorded: they come after the turns being
     archived and wait for the next commit.
     """
-    with transaction.atomic():
+    with transaction.atomic(), calls_for_session(session.pk):
         lock_commits(session.pk)
         locked = fresh(session)
         pending = list(Message.objects.filter(session=locked, archive__isnull=True).order_by("seq"))

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from retrieval_app.core import ai
+from retrieval_app.core.accounting import calls_for_session
 from sessions_app.models import ChatSession, Message
 from sessions_app.selectors import HistoryContext, history_tokens, history_window
 
@@ -45,14 +46,15 @@ def session_history_context(*, session: ChatSession) -> HistoryContext:
         to_fold = unsummarized[: len(unsummarized) - len(keep)]
         try:
             engine = ai.text_engine()
-            for start in range(0, len(to_fold), FOLD_BATCH):
-                batch = [m for m in to_fold[start : start + FOLD_BATCH] if not m.is_derived]
-                summary = engine.summarize(
-                    [ai.Turn(role=m.role, content=m.content) for m in batch],
-                    previous=summary,
-                    max_words=settings.ROLLING_SUMMARY_MAX_WORDS,
-                    owner_id=session.owner_id,
-                )
+            with calls_for_session(session.pk):
+                for start in range(0, len(to_fold), FOLD_BATCH):
+                    batch = [m for m in to_fold[start : start + FOLD_BATCH] if not m.is_derived]
+                    summary = engine.summarize(
+                        [ai.Turn(role=m.role, content=m.content) for m in batch],
+                        previous=summary,
+                        max_words=settings.ROLLING_SUMMARY_MAX_WORDS,
+                        owner_id=session.owner_id,
+                    )
         except Exception as exc:  # nothing is dropped: the caller gets every unsummarized turn
             logger.exception("rolling summary of session %s failed", session.id)
             return HistoryContext(

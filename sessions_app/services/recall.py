@@ -4,14 +4,20 @@ recorded, so these live with the writes; the selectors they call only read."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from retrieval_app.core import ai
+from retrieval_app.core.tracing import RESULT_TEXT_CHARS, timings_of
+from retrieval_app.models import SearchTrace
 from sessions_app import selectors
 from sessions_app.models import ChatSession
 from sessions_app.services.working_set import WorkingSet, working_set_get
+from sessions_app.uris import message_uri
 
 logger = logging.getLogger(__name__)
 
@@ -29,9 +35,50 @@ def _embedded(query: str, *, purpose: str, owner_id: int) -> tuple[list[float] |
 
 def memory_recall(*, owner, query: str, **filters: Any) -> dict[str, Any]:
     """The owner's earlier messages relevant to ``query``: by meaning, else by words. ``filters`` are
-    those of ``selectors.recall_messages`` (agent, excluded session, result and token limits, threshold)."""
+    those of ``selectors.recall_messages`` (agent, excluded session, result and token limits, threshold).
+    Each recall leaves a trace (kind ``recall``) with its timings, for operators."""
+    started = time.perf_counter()
     vector, model = _embedded(query, purpose="recall", owner_id=owner.id)
-    return selectors.recall_messages(owner=owner, query=query, query_vector=vector, query_model=model, **filters)
+    stages: list[dict[str, Any]] = [
+        {"stage": "query", "ms": _ms_since(started), "embedded": vector is not None, "model": model}
+    ]
+    found = selectors.recall_messages(
+        owner=owner, query=query, query_vector=vector, query_model=model, stages=stages, **filters
+    )
+    total_ms = _ms_since(started)
+    SearchTrace.objects.create(
+        owner=owner,
+        kind=SearchTrace.Kind.RECALL,
+        query=query[:4000],
+        plan={
+            "agent_id": filters.get("agent_id"),
+            "exclude_session_id": str(filters.get("exclude_session_id") or "") or None,
+            "strategy": filters.get("strategy") or settings.RECALL_STRATEGY,
+            "source": found["source"],
+        },
+        stages=stages,
+        result_count=found["count"],
+        results=[
+            {
+                "uri": message_uri(m["session_id"], m["id"]),
+                "kind": "message",
+                "origin": "conversation",
+                "title": m["session_title"],
+                "score": m.get("score"),
+                "source": found["source"],
+                "session_id": m["session_id"],
+                "text": m["content"][:RESULT_TEXT_CHARS],
+            }
+            for m in found["messages"]
+        ],
+        total_ms=total_ms,
+        timings=timings_of(stages, total_ms=total_ms),
+    )
+    return found
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)
 
 
 @dataclass

@@ -297,7 +297,7 @@ class LiteLLMEngine:
         )
         return text
 
-    def stream(self, messages: list[dict], *, purpose: str, owner_id: int | None) -> Iterator[str]:
+    def stream(self, messages: list[dict], *, purpose: str, owner_id: int | None, session_id=None) -> Iterator[str]:
         """A chat completion streamed piece by piece. Raises on failure, before or during the stream;
         closing the generator (a cancelled answer) closes the connection to the provider."""
         litellm = litellm_module()
@@ -337,6 +337,8 @@ class LiteLLMEngine:
                 input_tokens=sum(estimate_tokens(str(m.get("content", ""))) for m in messages),
                 output_tokens=estimate_tokens("".join(produced)),
                 error=error if error != "cancelled" else "",
+                # Recorded as the stream ends, in whatever context consumes it: the conversation is named.
+                session_id=session_id,
             )
 
     def _json(self, messages: list[dict], *, purpose: str, owner_id: int | None):
