@@ -58,5 +58,6 @@ def session_delete(*, session: ChatSession) -> None:
         | Q(source_archive__in=Archive.objects.filter(owner_id=owner_id).exclude(session=session))
     )
     Memory.objects.filter(id__in=from_here.values("id")).exclude(id__in=elsewhere.values("id")).delete()
+    session_id = str(session.pk)  # read before the delete, which clears the instance's primary key
     session.delete()
-    working_set_clear(session_id=str(session.id))
+    working_set_clear(session_id=session_id)

@@ -122,3 +122,11 @@ def test_integrations_can_merge_into_the_working_set(auth_client, user):
     assert body["resolved_terms"] == {"it": "the PSA"} and body["active_documents"] == ["doc-1"]
     assert auth_client.post(url, {"active_documents": "not a list"}, format="json").status_code == 400
     services.working_set_clear(session_id=str(session.id))
+
+
+@pytest.mark.django_db
+def test_deleting_a_session_forgets_its_working_set(auth_client):
+    session = auth_client.post("/api/sessions", {"title": "kettle"}, format="json").json()["session_id"]
+    services.working_set_update(session_id=session, resolved_terms={"it": "the kettle"})
+    assert auth_client.delete(f"/api/sessions/{session}").status_code == 204
+    assert services.working_set_get(session_id=session).resolved_terms == {}
