@@ -133,7 +133,9 @@ class TokenView(ObtainAuthToken):
 
 
 class HealthView(APIView):
-    """Liveness and readiness: the database with pgvector, Redis, and (``?deep=1``) Celery workers.
+    """Liveness and readiness: the database with pgvector, Redis, and (``?deep=1``) the Celery workers
+    and their queues: every queue must have a worker consuming it; its backlog and the oldest waiting
+    task's age are reported, and ``problems`` says in words what is wrong.
 
     Anyone may ask whether the service is healthy; versions and error texts are for staff only.
     """
@@ -148,6 +150,8 @@ class HealthView(APIView):
                 "database": serializers.DictField(),
                 "redis": serializers.DictField(),
                 "workers": serializers.DictField(required=False),
+                "queues": serializers.DictField(required=False),
+                "problems": serializers.ListField(child=serializers.CharField(), required=False),
             },
         )
     )
@@ -155,5 +159,10 @@ class HealthView(APIView):
         report = health.health_report(include_workers=request.query_params.get("deep") in ("1", "true"))
         status = 200 if report["status"] == "ok" else 503
         if not (request.user and request.user.is_staff):
-            report = {name: {"ok": part["ok"]} if isinstance(part, dict) else part for name, part in report.items()}
+            # Others learn what works, not how it is set up (versions, worker names, backlogs).
+            report = {
+                name: {"ok": part["ok"]} if isinstance(part, dict) else part
+                for name, part in report.items()
+                if name != "problems"
+            }
         return Response(report, status=status)

@@ -1,8 +1,10 @@
 """The Celery application; tasks live in each app's ``tasks`` module."""
 
+import time
+
 import redis
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import before_task_publish, worker_ready
 from django.conf import settings
 from kombu.transport import redis as kombu_redis
 
@@ -10,6 +12,10 @@ from kombu.transport import redis as kombu_redis
 # waiting for: interactive work (embedding messages and queries, auto-commit, folding summaries)
 # and bulk work (indexing documents, backfills).
 INTERACTIVE_QUEUE, BULK_QUEUE = "interactive", "bulk"
+QUEUES = (INTERACTIVE_QUEUE, BULK_QUEUE)
+# A header every task message carries: when it was sent (epoch seconds), so that the health check can
+# tell how long the oldest task in a queue has been waiting.
+SENT_AT_HEADER = "recollect_sent_at"
 BULK_TASKS = ("documents.index_document", "core.backfill_embeddings")
 RESCUE_DOCUMENTS_TASK = "documents.rescue_stalled"
 
@@ -47,3 +53,9 @@ def _rescue_documents_after_start(sender, **kwargs) -> None:
     worker's jobs for hours). Run as a job, so this process never opens a database connection that its
     forked pool processes would share."""
     sender.app.send_task(RESCUE_DOCUMENTS_TASK, countdown=settings.DOCUMENT_INDEX_STALE_S + 5)
+
+
+@before_task_publish.connect
+def _stamp_sent_at(headers=None, **kwargs) -> None:
+    if headers is not None:
+        headers.setdefault(SENT_AT_HEADER, time.time())

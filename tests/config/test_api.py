@@ -3,14 +3,6 @@
 import pytest
 
 
-@pytest.fixture
-def staff_api(api_client, db):
-    from tests.factories import UserFactory
-
-    api_client.force_authenticate(UserFactory(is_staff=True))
-    return api_client
-
-
 @pytest.mark.django_db
 def test_anyone_sees_whether_the_service_is_healthy_but_not_its_versions(api_client):
     response = api_client.get("/api/health")
