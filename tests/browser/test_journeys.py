@@ -10,28 +10,23 @@ run tasks eagerly), so no worker is needed.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
-from config.celery import app as celery_app
+from tests.browser.support import CHROMIUM, PASSWORD, SCREENSHOTS, open_page
 from tests.factories import UserFactory
-from tests.helpers import ROOT, server_env, start_daphne
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
 
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)"),
 ]
 expect = playwright_api.expect
-SCREENSHOTS = ROOT / "var" / "screenshots"
-PASSWORD = "correct horse battery staple"
+
 MANUAL = """# Aurora kettle manual
 
 ## Descaling
@@ -44,66 +39,6 @@ and leave it for twenty minutes before rinsing twice.
 The Aurora kettle is under warranty for two years from the date of purchase. The warranty covers the
 heating element and the lid hinge, but not limescale damage.
 """
-
-
-@pytest.fixture(scope="module")
-def browser():
-    # Playwright's sync API keeps an event loop running in this thread; the test's own database work
-    # (creating rows, flushing them after) is synchronous and safe here, which Django cannot tell.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with playwright_api.sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-            yield chromium
-            chromium.close()
-    finally:
-        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-
-
-def _start_server(**env: str):
-    """Daphne on the test database, its log in var/screenshots/server.log."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    return start_daphne(env=server_env(DJANGO_ALLOW_ASYNC_UNSAFE="", **env), log=SCREENSHOTS / "server.log")
-
-
-@pytest.fixture
-def server():
-    base, process = _start_server()
-    yield base
-    process.terminate()
-    process.wait(timeout=20)
-
-
-@pytest.fixture
-def workerless_server(tmp_path):
-    """A server whose jobs go to the broker, as in development, with no worker to take them."""
-    base, process = _start_server(DJANGO_SETTINGS_MODULE="config.settings.dev", MEDIA_ROOT=str(tmp_path))
-    yield base
-    process.terminate()
-    process.wait(timeout=20)
-    celery_app.control.purge()  # the jobs it queued on the test broker, for rows already gone
-
-
-@pytest.fixture
-def model_server(fake_llm):
-    """A server whose answers come from the loopback model (tests/llm_server.py), streamed."""
-    base, process = _start_server(
-        LLM_MODEL="openai/test-chat", LLM_API_BASE=fake_llm.url, LLM_API_KEY="sk-test", LLM_MAX_RETRIES="0"
-    )
-    yield base
-    process.terminate()
-    process.wait(timeout=20)
-
-
-def _page(browser, base: str, *, width: int = 1440, scheme: str = "light", state=None):
-    context = browser.new_context(
-        viewport={"width": width, "height": 900}, color_scheme=scheme, base_url=base, storage_state=state
-    )
-    context.set_default_timeout(30_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    return page, errors
 
 
 def _sign_in(page, username: str) -> None:
@@ -124,7 +59,7 @@ def _ask(page, text: str, answers_before: int) -> None:
 
 def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, server, tmp_path):
     user = UserFactory()
-    page, errors = _page(browser, server)
+    page, errors = open_page(browser, server)
     _sign_in(page, user.username)
 
     # Upload, and watch the status pushed over the websocket until it is ready.
@@ -237,7 +172,7 @@ def _screenshots(browser, base: str, state, session_url: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for scheme in ("light", "dark"):
         for width in (390, 1440):
-            page, errors = _page(browser, base, width=width, scheme=scheme, state=state)
+            page, errors = open_page(browser, base, width=width, scheme=scheme, state=state)
             for name, path in (
                 ("chat", session_url),
                 ("documents", "/documents/"),
@@ -254,7 +189,7 @@ def _screenshots(browser, base: str, state, session_url: str) -> None:
                     page.screenshot(path=str(SCREENSHOTS / f"source-{width}-{scheme}.png"))
             assert not errors, errors
             page.context.close()
-            page, _ = _page(browser, base, width=width, scheme=scheme)
+            page, _ = open_page(browser, base, width=width, scheme=scheme)
             page.goto("/accounts/login/")
             page.screenshot(path=str(SCREENSHOTS / f"login-{width}-{scheme}.png"))
             page.context.close()
@@ -279,7 +214,7 @@ def test_a_model_answer_streams_as_markdown_stops_regenerates_and_reports_a_mode
     browser, model_server, fake_llm
 ):
     user = UserFactory()
-    page, errors = _page(browser, model_server)
+    page, errors = open_page(browser, model_server)
     _sign_in(page, user.username)
 
     fake_llm.reply = lambda messages: ANSWER
@@ -348,7 +283,7 @@ def test_without_a_worker_the_documents_page_says_nothing_is_being_indexed(brows
     # The development settings do not know the tests' fast hasher.
     user.password = PBKDF2PasswordHasher().encode(PASSWORD, "journeysalt", iterations=1000)
     user.save(update_fields=["password"])
-    page, errors = _page(browser, workerless_server)
+    page, errors = open_page(browser, workerless_server)
     _sign_in(page, user.username)
     page.goto("/documents/")
     (tmp_path / "notes.md").write_text("# Notes\n\nNothing urgent.")
