@@ -26,3 +26,19 @@ def session_id_of(uri: str) -> str | None:
     """The session a ``viking://session/...`` URI points into, if it is one."""
     parts = uri_parts(uri)
     return parts[1] if len(parts) >= 2 and parts[0] == "session" else None
+
+
+def message_ref_of(uri: str) -> tuple[str, int] | None:
+    """(session id, message id) of a ``viking://session/{id}/messages/{message_id}`` URI."""
+    parts = uri_parts(uri)
+    if len(parts) == 4 and parts[0] == "session" and parts[2] == "messages" and parts[3].isdigit():
+        return parts[1], int(parts[3])
+    return None
+
+
+def memory_id_of(uri: str) -> int | None:
+    """The memory a ``viking://user/{owner}/memories/{category}/{id}`` URI names."""
+    parts = uri_parts(uri)
+    if len(parts) == 5 and parts[0] == "user" and parts[2] == "memories" and parts[4].isdigit():
+        return int(parts[4])
+    return None

@@ -194,6 +194,10 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
         ("account/password/", "post"): ("/account/password/", {"old_password": "wrong"}, OWN_DATA),
         ("account/password/", "put"): ("/account/password/", None, OWN_DATA),
         ("settings/", "get"): ("/settings/", None, OWN_DATA),
+        # Operators' pages: staff with the permission to view what they show (tested in test_operations).
+        ("admin/ops/", "get"): ("/admin/ops/", None, {403}),
+        ("admin/ops/traces/<uuid:trace_id>/", "get"): (f"/admin/ops/traces/{o.trace.id}/", None, {403}),
+        ("admin/ops/sessions/<uuid:session_id>/", "get"): (f"/admin/ops/sessions/{s}/", None, {403}),
         # Last: signing out ends the caller's session.
         ("accounts/logout/", "get"): ("/accounts/logout/", None, OWN_DATA),
         ("accounts/logout/", "post"): ("/accounts/logout/", None, {302}),
@@ -240,6 +244,9 @@ PAGES = {
 }
 # Pages about one object: the way to the sign-in page for anonymous callers, a 404 for anyone else's.
 OBJECT_PAGES = {"chat/<uuid:session_id>"}
+# The operators' pages: the way to the admin's sign-in page for anyone who is not staff, a refusal for
+# staff who were not granted the permission to view what they show.
+OPERATOR_PAGES = {"admin/ops/", "admin/ops/traces/<uuid:trace_id>/", "admin/ops/sessions/<uuid:session_id>/"}
 
 
 def _routes() -> dict[str, Any]:
@@ -346,6 +353,8 @@ def test_no_route_lets_anyone_else_reach_or_read_a_users_objects(kind):
             allowed = {200, 302}  # a page, or the way to the sign-in page
         elif route in OBJECT_PAGES and kind == "anonymous":
             allowed = {302}
+        elif route in OPERATOR_PAGES:
+            allowed = {403} if kind == "staff" else {302}
         elif kind == "anonymous" and route not in PUBLIC:
             allowed = {401}
         status, content = _send(client, token, method, path, body, o)

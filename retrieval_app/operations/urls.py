@@ -1,5 +1,12 @@
-"""Operators' pages, mounted under /admin/ops/ beside the admin and behind the same staff login."""
+"""Operators' pages, mounted under /admin/ops/ beside the admin and behind the same staff sign-in."""
 
-from django.urls import path  # noqa: F401
+from django.contrib import admin
+from django.urls import path
 
-urlpatterns: list = []
+from retrieval_app.operations import views
+
+urlpatterns = [
+    path("", admin.site.admin_view(views.dashboard), name="ops-dashboard"),
+    path("traces/<uuid:trace_id>/", admin.site.admin_view(views.trace), name="ops-trace"),
+    path("sessions/<uuid:session_id>/", admin.site.admin_view(views.session), name="ops-session"),
+]
