@@ -1,62 +1,50 @@
-import json
+"""Search traces and model calls in the admin (read-only, newest first; a trace opens as the readable
+page), and users, whose deletion goes through the operators' service so nothing they owned is left
+behind."""
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 from django.db.models import Avg, Count, Q, Sum
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils.html import format_html
 
+from retrieval_app.core.admin import ReadOnlyAdminMixin, ServiceDeleteMixin
 from retrieval_app.models import ModelCall, SearchTrace
+from retrieval_app.operations.services import user_delete, user_deletion_summary
 
 
 @admin.register(SearchTrace)
-class SearchTraceAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "kind", "short_query", "owner", "session", "result_count", "total_ms")
-    list_filter = ("kind", "created_at")
+class SearchTraceAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("created_at", "kind", "outcome", "short_query", "owner", "result_count", "total_ms", "turn_ms")
+    list_filter = ("kind", "outcome", "created_at")
     search_fields = ("query", "rewritten_query", "target_uri", "owner__username")
-    list_select_related = ("owner", "session")
-    raw_id_fields = ("owner", "session")
+    list_select_related = ("owner",)
+    ordering = ("-created_at",)
     date_hierarchy = "created_at"
-    readonly_fields = (
-        "id",
-        "owner",
-        "session",
-        "kind",
-        "query",
-        "rewritten_query",
-        "target_uri",
-        "result_count",
-        "total_ms",
-        "created_at",
-        "rewrite_decision_pretty",
-        "plan_pretty",
-        "stages_pretty",
-    )
-    exclude = ("rewrite_decision", "plan", "stages")
+
+    def get_queryset(self, request):
+        # The list never needs the stages, the plan or the results: the largest columns by far.
+        return super().get_queryset(request).defer("stages", "plan", "results", "rewrite_decision")
 
     @admin.display(description="query")
     def short_query(self, obj: SearchTrace) -> str:
-        return obj.query[:80]
+        return format_html('<a href="{}">{}</a>', reverse("ops-trace", args=[obj.pk]), obj.query[:80])
 
-    def _pretty(self, value) -> str:
-        return format_html("<pre style='white-space: pre-wrap'>{}</pre>", json.dumps(value, indent=2))
+    @admin.display(description="turn ms")
+    def turn_ms(self, obj: SearchTrace):
+        return obj.timings.get("turn", "-")
 
-    @admin.display(description="rewrite decision")
-    def rewrite_decision_pretty(self, obj: SearchTrace) -> str:
-        return self._pretty(obj.rewrite_decision)
-
-    @admin.display(description="plan")
-    def plan_pretty(self, obj: SearchTrace) -> str:
-        return self._pretty(obj.plan)
-
-    @admin.display(description="stages")
-    def stages_pretty(self, obj: SearchTrace) -> str:
-        return self._pretty(obj.stages)
-
-    def has_add_permission(self, request) -> bool:
-        return False  # traces are written by searches, never by hand
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        # A trace is read on its own page, stage by stage; its raw JSON is there too, folded.
+        if self.has_view_permission(request) and SearchTrace.objects.filter(pk=object_id).exists():
+            return redirect("ops-trace", trace_id=object_id)
+        return super().change_view(request, object_id, form_url, extra_context)
 
 
 @admin.register(ModelCall)
-class ModelCallAdmin(admin.ModelAdmin):
+class ModelCallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Every model call with its tokens, cost and time; the list shows totals for what is filtered."""
 
     list_display = (
@@ -65,7 +53,7 @@ class ModelCallAdmin(admin.ModelAdmin):
         "purpose",
         "backend",
         "model",
-        "input_count",
+        "owner",
         "input_tokens",
         "output_tokens",
         "cost_usd",
@@ -75,8 +63,8 @@ class ModelCallAdmin(admin.ModelAdmin):
     list_filter = ("kind", "purpose", "backend", "ok", "model", "created_at")
     search_fields = ("model", "purpose", "error", "owner__username")
     date_hierarchy = "created_at"
-    raw_id_fields = ("owner",)
     list_select_related = ("owner",)
+    ordering = ("-created_at",)
 
     def changelist_view(self, request, extra_context=None):
         response = super().changelist_view(request, extra_context=extra_context)
@@ -93,8 +81,24 @@ class ModelCallAdmin(admin.ModelAdmin):
             response.context_data["totals"] = totals
         return response
 
-    def has_add_permission(self, request) -> bool:
-        return False  # calls are recorded by the model layer, never by hand
 
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
+User = get_user_model()
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class RecollectUserAdmin(ServiceDeleteMixin, UserAdmin):
+    """Django's user admin, newest first, deleting a user with everything they own."""
+
+    list_display = ("username", "email", "is_staff", "is_active", "date_joined", "last_login", "activity")
+    ordering = ("-date_joined",)
+
+    @admin.display(description="activity")
+    def activity(self, obj) -> str:
+        return format_html('<a href="{}?user={}">dashboard</a>', reverse("ops-dashboard"), obj.username)
+
+    def delete_with(self, obj) -> None:
+        user_delete(user=obj)
+
+    def deletion_summary(self, objs) -> dict[str, int]:
+        return user_deletion_summary(users=objs)

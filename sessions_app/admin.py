@@ -1,72 +1,160 @@
-from django.contrib import admin
+"""Conversations in the admin: read, renamed, committed or deleted through the services; what is derived
+from them (messages as recorded, archives, summaries, vectors) is shown, never edited."""
 
-from retrieval_app.core.admin import EmbeddedFilter, EmbeddingAdminMixin
+from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
+
+from retrieval_app.core.admin import (
+    EmbeddedFilter,
+    EmbeddingAdminMixin,
+    ReadOnlyAdminMixin,
+    ServiceDeleteMixin,
+    confirmed_action,
+)
+from retrieval_app.models import SearchTrace
 from sessions_app import services
 from sessions_app.models import Archive, ChatSession, Memory, Message
 
 
+def _short(text: str, length: int = 80) -> str:
+    return text if len(text) <= length else text[: length - 1] + "…"
+
+
 @admin.register(ChatSession)
-class ChatSessionAdmin(admin.ModelAdmin):
-    list_display = ("__str__", "owner", "agent_id", "created_at", "last_message_at", "committed_at")
+class ChatSessionAdmin(ServiceDeleteMixin, admin.ModelAdmin):
+    list_display = ("short_title", "owner", "agent_id", "created_at", "last_message_at", "committed_at", "read")
     list_filter = ("agent_id", "created_at", "committed_at")
     search_fields = ("id", "title", "owner__username", "agent_id")
     list_select_related = ("owner",)
-    raw_id_fields = ("owner",)
-    readonly_fields = ("id", "created_at", "updated_at", "summary_updated_at")
+    ordering = ("-created_at",)
     date_hierarchy = "created_at"
+    fields = (
+        "id",
+        "owner",
+        "agent_id",
+        "title",
+        "metadata",
+        "read",
+        "created_at",
+        "last_message_at",
+        "committed_at",
+        "rolling_summary",
+        "summary_through_seq",
+        "summary_updated_at",
+    )
+    # The owner and agent are copied onto every message and archive; the summary and its watermark are
+    # derived from the messages. Only the title and metadata are a person's to change.
+    readonly_fields = tuple(name for name in fields if name not in ("title", "metadata"))
+    actions = [
+        "delete_selected",
+        confirmed_action(
+            name="commit_selected",
+            description="Commit the selected conversations (archive and extract memories)",
+            verb="commit",
+            run=lambda session: services.session_commit(session=session),
+        ),
+    ]
 
-    # Deleting here does what DELETE /api/sessions/{id} does: the memories derived only from the
-    # session go with it.
-    def delete_model(self, request, obj: ChatSession) -> None:
+    @admin.display(description="title", ordering="title")
+    def short_title(self, obj: ChatSession) -> str:
+        return _short(str(obj), 70)
+
+    @admin.display(description="operator's view")
+    def read(self, obj: ChatSession) -> str:
+        return format_html('<a href="{}">read it</a>', reverse("ops-session", args=[obj.pk])) if obj.pk else "-"
+
+    def has_add_permission(self, request) -> bool:
+        return False  # conversations start in the app or through the API, which record their first turns
+
+    def delete_with(self, obj: ChatSession) -> None:
+        # What DELETE /api/sessions/{id} does: messages, archives, traces and the memories drawn only from it.
         services.session_delete(session=obj)
 
-    def delete_queryset(self, request, queryset) -> None:
-        for session in queryset:
-            services.session_delete(session=session)
+    def deletion_summary(self, objs) -> dict[str, int]:
+        ids = [obj.pk for obj in objs]
+        return {
+            "messages": Message.objects.filter(session_id__in=ids).count(),
+            "archives": Archive.objects.filter(session_id__in=ids).count(),
+            "search traces": SearchTrace.objects.filter(session_id__in=ids).count(),
+        }
 
 
 @admin.register(Message)
-class MessageAdmin(EmbeddingAdminMixin, admin.ModelAdmin):
-    list_display = (
-        "session",
-        "seq",
-        "role",
-        "short_content",
-        "created_at",
-        "token_count",
-        "embedded",
-        "embedding_model",
-    )
+class MessageAdmin(ReadOnlyAdminMixin, EmbeddingAdminMixin, admin.ModelAdmin):
+    """Messages as they were recorded: a changed text would no longer match its vector, its archive's
+    summary or the memories drawn from it. A conversation is deleted whole."""
+
+    list_display = ("short_session", "seq", "role", "short_content", "created_at", "token_count", "embedded")
     list_filter = ("role", EmbeddedFilter, "embedding_model", "created_at")
     search_fields = ("content", "session__title", "session__id", "owner__username")
     list_select_related = ("session",)
-    raw_id_fields = ("session", "owner", "archive")
+    ordering = ("-created_at", "-id")
     readonly_fields = ("embedding_model",)
+
+    @admin.display(description="conversation")
+    def short_session(self, obj: Message) -> str:
+        return format_html(
+            '<a href="{}#m{}">{}</a>',
+            reverse("ops-session", args=[obj.session_id]),
+            obj.seq,
+            _short(str(obj.session), 40),
+        )
 
     @admin.display(description="content")
     def short_content(self, obj: Message) -> str:
-        return obj.content[:100]
+        return _short(obj.content, 90)
 
 
 @admin.register(Archive)
-class ArchiveAdmin(EmbeddingAdminMixin, admin.ModelAdmin):
-    list_display = ("uri", "session", "index", "message_count", "abstract", "created_at", "embedded")
+class ArchiveAdmin(ReadOnlyAdminMixin, EmbeddingAdminMixin, admin.ModelAdmin):
+    list_display = ("uri", "short_abstract", "message_count", "created_at", "embedded")
     list_filter = (EmbeddedFilter, "embedding_model", "created_at")
     search_fields = ("uri", "abstract", "overview", "session__title")
     list_select_related = ("session",)
-    raw_id_fields = ("session",)
+    ordering = ("-created_at", "-id")
     readonly_fields = ("embedding_model",)
+
+    @admin.display(description="L0 abstract")
+    def short_abstract(self, obj: Archive) -> str:
+        return _short(obj.abstract, 90)
 
 
 @admin.register(Memory)
-class MemoryAdmin(EmbeddingAdminMixin, admin.ModelAdmin):
+class MemoryAdmin(ServiceDeleteMixin, EmbeddingAdminMixin, admin.ModelAdmin):
+    """A memory's text can be corrected (its old text kept in its history, its vector made again, as in
+    the app); what it is about and whose it is cannot."""
+
     list_display = ("key", "category", "short_content", "owner", "agent_id", "updated_at", "embedded")
     list_filter = ("category", "agent_id", EmbeddedFilter, "embedding_model")
     search_fields = ("key", "content", "owner__username")
     list_select_related = ("owner",)
-    raw_id_fields = ("owner", "source_archive", "superseded_by", "source_messages")
-    readonly_fields = ("embedding_model", "created_at", "updated_at")
+    ordering = ("-updated_at", "-id")
+    fields = (
+        "owner",
+        "agent_id",
+        "category",
+        "key",
+        "content",
+        "history",
+        "source_archive",
+        "superseded_by",
+        "embedding_model",
+        "created_at",
+        "updated_at",
+    )
+    readonly_fields = tuple(name for name in fields if name != "content")
 
     @admin.display(description="content")
     def short_content(self, obj: Memory) -> str:
-        return obj.content[:100]
+        return _short(obj.content, 90)
+
+    def has_add_permission(self, request) -> bool:
+        return False  # memories are drawn from conversations when they are committed
+
+    def save_model(self, request, obj: Memory, form, change) -> None:
+        if change and "content" in form.changed_data:
+            services.memory_edit(memory=obj, content=form.cleaned_data["content"])
+
+    def delete_with(self, obj: Memory) -> None:
+        services.memory_delete(memory=obj)

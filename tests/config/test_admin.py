@@ -62,7 +62,8 @@ def test_list_and_change_pages_render_without_vectors(staff_client, one_of_each,
     info = (model._meta.app_label, model._meta.model_name)
     obj = one_of_each[model]
     listing = staff_client.get(reverse("admin:{}_{}_changelist".format(*info)), {"q": ""})
-    change = staff_client.get(reverse("admin:{}_{}_change".format(*info), args=[obj.pk]))
+    # (A trace's change page is its readable page.)
+    change = staff_client.get(reverse("admin:{}_{}_change".format(*info), args=[obj.pk]), follow=True)
     assert listing.status_code == 200
     assert change.status_code == 200
     for page in (listing, change):
@@ -131,10 +132,13 @@ def test_documents_can_be_queued_for_indexing_again_from_the_admin(staff_client,
     with django_capture_on_commit_callbacks(execute=True):
         document, _ = services.document_upload(owner=owner, filename="a.txt", data=b"Notes about the pump schedule.")
     Document.objects.filter(pk=document.pk).update(status="failed", error="earlier failure")
+    url = reverse("admin:documents_app_document_changelist")
+    asked = staff_client.post(url, {"action": "index_again", "_selected_action": [document.pk]})
+    assert asked.status_code == 200 and b"Yes, queue for indexing" in asked.content  # confirmed first
+    assert Document.objects.get(pk=document.pk).status == "failed"
     with django_capture_on_commit_callbacks(execute=True):
         response = staff_client.post(
-            reverse("admin:documents_app_document_changelist"),
-            {"action": "index_again", "_selected_action": [document.pk]},
+            url, {"action": "index_again", "_selected_action": [document.pk], "confirmed": "yes"}
         )
     assert response.status_code == 302
     document.refresh_from_db()
