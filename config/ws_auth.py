@@ -56,7 +56,9 @@ class TokenAuthMiddleware(BaseMiddleware):
         if key and not getattr(scope.get("user"), "is_authenticated", False):
             user = await _user_for_token(key[:64])
             if user is not None:
-                scope = {**scope, "user": user}
+                # Signed in by a token, not by the browser's session: signing out of a browser ends
+                # that browser's sockets, never an integration's.
+                scope = {**scope, "user": user, "auth_by": "token"}
         return await super().__call__(scope, receive, send)
 
 

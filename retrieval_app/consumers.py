@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
+from importlib import import_module
 
 from channels.db import DatabaseSyncToAsync
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.contrib.auth import SESSION_KEY
 from redis.exceptions import RedisError
 from rest_framework.exceptions import ParseError
 
@@ -32,12 +36,43 @@ from config.parsers import check_storable
 from retrieval_app import chat
 from retrieval_app.api.serializers import ChatInSerializer
 from retrieval_app.chat import events
-from retrieval_app.core.push import user_group
+from retrieval_app.core.db import release_database_connections
+from retrieval_app.core.push import push_to_user, user_group
 
 logger = logging.getLogger(__name__)
 
 # On the socket's own thread (config.ws_auth.ThreadPerSocket), like the rest of its database work.
 _prepare = DatabaseSyncToAsync(chat.chat_prepare)
+# What a person's other sockets are told when one of their browsers signs out (never relayed as is).
+SIGNED_OUT_EVENT = "signed_out"
+SIGNED_OUT_MESSAGE = "You are signed out. Sign in again to go on."
+
+
+def _session_digest(session_key: str) -> str:
+    return hashlib.sha256(session_key.encode()).hexdigest()
+
+
+def _signed_in_user_id(session_key: str) -> str | None:
+    """The user a browser session still signs in, or None once it has ended (signed out, expired)."""
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=session_key)
+    try:
+        return store.get(SESSION_KEY)
+    finally:
+        # A socket may sit idle for hours after this: its connection goes back to the pool meanwhile.
+        release_database_connections()
+
+
+_session_user = DatabaseSyncToAsync(_signed_in_user_id)
+
+
+def announce_sign_out(sender, request, user, **kwargs) -> None:
+    """A browser signed out (Django's ``user_logged_out``, sent before its session is flushed): the
+    sockets that browser opened close at once, wherever they are served. Others of the same person, on
+    other browsers or by token, go on."""
+    session_key = getattr(getattr(request, "session", None), "session_key", None)
+    if user is not None and session_key:
+        push_to_user(user.pk, SIGNED_OUT_EVENT, {"session": _session_digest(session_key)})
+
 
 UNAUTHENTICATED = 4401
 MAX_FRAME_CHARS = 256 * 1024
@@ -57,12 +92,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
     accepted = False
     group: str | None = None  # the user's group, once joined
     _group_task: asyncio.Task | None = None
+    session_key: str | None = None  # the browser session that signed this socket in (None: a token)
 
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=UNAUTHENTICATED)
             return
+        if self.scope.get("auth_by") != "token":
+            self.session_key = getattr(self.scope.get("session"), "session_key", None)
         await self.accept()
         self.accepted = True
         # In the background: a Redis that hangs must not hold the socket up (nor be cut off midway,
@@ -84,8 +122,27 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def user_event(self, message: dict) -> None:
-        """A change of the user's data elsewhere, pushed by a service: relayed as it is."""
-        await self.send(json.dumps(message["event"], default=str))
+        """A change of the user's data elsewhere, pushed by a service: relayed as it is; or the news
+        that a browser of theirs signed out, which ends this socket if it was that browser's."""
+        event = message["event"]
+        if event.get("type") == SIGNED_OUT_EVENT:
+            if self.session_key and event.get("session") == _session_digest(self.session_key):
+                await self._signed_out()
+            return
+        await self.send(json.dumps(event, default=str))
+
+    async def _signed_out(self) -> None:
+        if self.cancellation is not None:
+            self.cancellation.cancel("disconnected")
+        await self.send(events.ws_frame(events.ERROR, events.error_data(SIGNED_OUT_MESSAGE, code="signed_out")))
+        await self.close(code=UNAUTHENTICATED)
+
+    async def _still_signed_in(self) -> bool:
+        """Whether the browser session behind this socket still signs its user in (always, for a token):
+        checked before each turn, so a socket outlives its sign-out by no turn, whatever Redis does."""
+        if not self.session_key:
+            return True
+        return await _session_user(self.session_key) == str(self.scope["user"].pk)
 
     async def disconnect(self, code: int) -> None:
         if self.group:
@@ -185,6 +242,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return await self._error("Unknown frame type; send chat, cancel or ping.", code="invalid_frame")
         if self.task is not None and not self.task.done():
             return await self._error("An answer is already in flight; cancel it first.", code="busy")
+        if not await self._still_signed_in():
+            return await self._signed_out()
         serializer = ChatInSerializer(data={k: v for k, v in frame.items() if k != "type"})
         if not serializer.is_valid():
             return await self._error("Invalid chat frame.", code="invalid", fields=serializer.errors)

@@ -142,6 +142,17 @@ def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, se
     page.wait_for_timeout(200)
     assert page.evaluate("window.__xss") is None
     assert "onerror" not in page.evaluate("window.__html") and "<strong>bold</strong>" in page.evaluate("window.__html")
+    # Nor make the reader's browser fetch an image from another site: it becomes a link, not a request.
+    outside: list[str] = []
+    page.on("request", lambda request: outside.append(request.url) if "203.0.113.5" in request.url else None)
+    page.evaluate(
+        """() => { const box = document.createElement('div'); document.body.append(box);
+        Recollect.renderMarkdown('![pixel](http://203.0.113.5/pixel.png) <img src="https://203.0.113.5/t.gif">', box);
+        window.__images = box.querySelectorAll('img').length; window.__text = box.textContent; box.remove(); }"""
+    )
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__images") == 0 and "not loaded from another site" in page.evaluate("window.__text")
+    assert not outside, outside
 
     _screenshots(browser, server, page.context.storage_state(), session_url)
 
@@ -160,9 +171,19 @@ def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, se
     page.reload()
     expect(page.locator(".memory", has_text="Dana Whitfield")).to_have_count(0)
 
-    # Log out from the page's own button.
+    # Log out from the page's own button; another tab of the same browser is signed out at once too.
+    other_tab = page.context.new_page()
+    other_tab.goto(session_url)
+    expect(other_tab.locator("#socket-state")).to_have_text("")  # its socket is open
     page.get_by_role("button", name="Log out").click()
     expect(page).to_have_url(re.compile(r"/accounts/login/"))
+    expect(other_tab.locator("#banner")).to_contain_text("You are signed out")
+    expect(other_tab.locator(".msg.user")).to_have_count(3)
+    other_tab.get_by_label("Message", exact=True).fill("Still there?")
+    other_tab.keyboard.press("Enter")
+    other_tab.wait_for_timeout(500)
+    expect(other_tab.locator(".msg.user")).to_have_count(3)  # nothing new was sent
+    other_tab.close()
     page.goto(session_url)
     expect(page).to_have_url(re.compile(r"/accounts/login/"))
     assert not errors, errors
@@ -265,7 +286,10 @@ def test_a_model_answer_streams_as_markdown_stops_regenerates_and_reports_a_mode
     expect(failed.locator(".mood")).to_have_text("Sorry")
     expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled()
 
-    # Rename the conversation, then delete it after confirming.
+    # Rename the conversation (after copying its id, which must leave the id shown), then delete it
+    # after confirming.
+    page.locator("#copy-id").click()
+    expect(page.locator("#conv-id")).to_have_text(re.compile(r"^[0-9a-f]{8}$"))
     page.get_by_role("button", name="Rename").click()
     page.get_by_label("New title").fill("Kettle care")
     page.keyboard.press("Enter")

@@ -7,7 +7,7 @@ import asyncio
 import json
 
 import pytest
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
 from rest_framework.authtoken.models import Token
 
@@ -244,3 +244,56 @@ def test_a_frame_refused_while_an_answer_streams_does_not_end_that_answer(user, 
     rejected = [f for f in frames if f["type"] == "rejected"]
     assert [f["code"] for f in rejected] == ["busy", "invalid_frame"]
     assert frames[-1]["type"] == "done" and len(frames[-1]["message"].split()) == 60
+
+
+def _signed_in_cookie(client, user) -> bytes:
+    user.set_password("a long enough password")
+    user.save()
+    client.post("/accounts/login/", {"username": user.username, "password": "a long enough password"})
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+BROWSER = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
+
+
+def test_signing_out_closes_that_browsers_open_sockets_at_once_and_no_other(client, user):
+    cookie = _signed_in_cookie(client, user)
+    token = _token(user)
+
+    async def after(browser, agent):
+        frame = json.loads(await browser.receive_from(timeout=10))
+        closed = await browser.receive_output(timeout=10)
+        await agent.send_to(text_data=json.dumps({"type": "ping"}))
+        pong = json.loads(await agent.receive_from(timeout=10))
+        await agent.disconnect()
+        return frame, closed, pong
+
+    # The sign-out is an ordinary request in another tab, made while both sockets are open.
+    async def whole():
+        browser, _ = await _connect(headers=[(b"cookie", cookie), *BROWSER])
+        agent, _ = await _connect(token)
+        await asyncio.sleep(0.5)
+        response = await sync_to_async(client.post)("/accounts/logout/")
+        assert response.status_code == 302
+        return await after(browser, agent)
+
+    frame, closed, pong = async_to_sync(whole)()
+    assert frame["type"] == "error" and frame["code"] == "signed_out" and "signed out" in frame["error"]
+    assert closed == {"type": "websocket.close", "code": 4401}
+    assert pong == {"type": "pong"}  # the integration's token socket goes on
+
+
+def test_a_socket_whose_browser_signed_out_answers_no_more_turns_even_if_the_news_was_missed(client, user):
+    cookie = _signed_in_cookie(client, user)
+
+    async def run():
+        browser, _ = await _connect(headers=[(b"cookie", cookie), *BROWSER])
+        await sync_to_async(client.session.flush)()  # the session ends without any push (e.g. Redis was down)
+        await browser.send_to(text_data=json.dumps({"type": "chat", "message": "Are you still there?"}))
+        frame = json.loads(await browser.receive_from(timeout=10))
+        closed = await browser.receive_output(timeout=10)
+        return frame, closed
+
+    frame, closed = async_to_sync(run)()
+    assert frame["code"] == "signed_out" and closed["code"] == 4401
+    assert not Message.objects.filter(content="Are you still there?").exists()

@@ -44,6 +44,17 @@
   marked.setOptions({ gfm: true, breaks: false });
   const PURIFY = { USE_PROFILES: { html: true }, FORBID_TAGS: ["style", "form", "input", "button", "iframe"], FORBID_ATTR: ["style"] };
   DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+    // An image from another site would be fetched (telling that site who reads what): it is not
+    // loaded, but offered as a link. Decided here, in DOMPurify's inert copy, before anything loads.
+    if (node.tagName === "IMG") {
+      let url = null;
+      try { url = new URL(node.getAttribute("src") || "", location.href); } catch (_) { url = null; }
+      if (!url || (url.origin !== location.origin && url.protocol !== "data:")) {
+        if (url) node.setAttribute("data-blocked-src", url.href);
+        node.removeAttribute("src");
+        node.removeAttribute("srcset");
+      }
+    }
     if (node.tagName === "A" && node.getAttribute("href") && !node.getAttribute("href").startsWith("#")) {
       node.setAttribute("target", "_blank");
       node.setAttribute("rel", "noopener noreferrer");
@@ -53,6 +64,11 @@
   function renderMarkdown(text, element) {
     element.innerHTML = DOMPurify.sanitize(marked.parse(text || ""), PURIFY);
     element.classList.add("md");
+    for (const img of element.querySelectorAll("img[data-blocked-src], img:not([src])")) {
+      const href = img.getAttribute("data-blocked-src");
+      const label = `[image${img.alt ? `: ${img.alt}` : ""}, not loaded from another site]`;
+      img.replaceWith(href ? el("a", { href, target: "_blank", rel: "noopener noreferrer", textContent: label }) : el("span", { className: "muted", textContent: label }));
+    }
     for (const pre of element.querySelectorAll("pre")) {
       const button = document.createElement("button");
       button.type = "button";
@@ -72,7 +88,8 @@
         const area = document.createElement("textarea");
         area.value = text; document.body.appendChild(area); area.select(); document.execCommand("copy"); area.remove();
       }
-      if (button) { const label = button.textContent; button.textContent = "Copied"; setTimeout(() => { button.textContent = label; }, 1200); }
+      // Said beside the button, never by rewriting its content, which may hold more than text (the id).
+      if (button) { button.dataset.copied = "true"; setTimeout(() => { delete button.dataset.copied; }, 1200); toast("Copied"); }
       else toast("Copied");
     } catch (_) { toast("Could not copy; select the text instead.", "error"); }
   }
@@ -152,6 +169,7 @@
         const signedOut = event.code === 4401;
         this.signedOut = signedOut;
         this.setStatus(false, signedOut ? "signed out" : "reconnecting");
+        if (signedOut) banner("You are signed out. Reload the page to sign in again.", "error");
         this.emit({ type: "_close", signedOut });
         if (!signedOut) { setTimeout(() => this.connect(), this.retry); this.retry = Math.min(this.retry * 2, 15000); }
       };
