@@ -37,9 +37,14 @@ def _masked(value: Any) -> Any:
         return mask_url_passwords(value)
     if isinstance(value, dict):
         return {key: _masked(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
+    if type(value) in (list, tuple):
+        # Plain lists and tuples only: a subclass (a form's error list, a named tuple) may not be built
+        # from an iterable, and breaking the debug page would hide the very error it is about.
         return type(value)(_masked(item) for item in value)
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # a local whose repr fails is shown as Django would show it
+        return value
     masked = mask_url_passwords(text)
     return value if masked == text else _Masked(masked)
 
@@ -94,3 +99,21 @@ class LoginThrottleMiddleware:
 
 def _login_paths() -> set[str]:
     return {reverse(settings.LOGIN_URL), reverse("admin:login")}
+
+
+# Images only from this site (or drawn inline): a message or a document quoting an image from another
+# site must not make every reader's browser fetch it, which would tell that site who read what, when.
+CONTENT_SECURITY_POLICY = "img-src 'self' data: blob:"
+
+
+class ContentSecurityPolicyMiddleware:
+    """Sets the policy above on every page (the app's, the admin's, the API docs)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.get("Content-Type", "").startswith("text/html"):
+            response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        return response

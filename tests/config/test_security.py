@@ -87,6 +87,20 @@ def test_debug_pages_mask_url_passwords_and_api_tokens(settings):
     assert "redis://:********************@127.0.0.1:6390/0" in page
 
 
+def test_the_debug_page_still_shows_when_a_local_is_a_list_that_cannot_be_rebuilt(settings):
+    from django import forms
+    from django.contrib.admin.helpers import AdminErrorList
+
+    settings.DEBUG = True
+    request = RequestFactory().get("/admin/auth/user/add/")
+    try:
+        errors = AdminErrorList(forms.Form(), [])  # noqa: F841 (a list subclass among the frame's variables)
+        raise RuntimeError("boom in a form")
+    except RuntimeError:
+        page = technical_500_response(request, *sys.exc_info()).content.decode()
+    assert "boom in a form" in page
+
+
 def test_uploads_stored_before_are_made_private_by_the_migration(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path
     folder = tmp_path / "documents" / "2025" / "03"
@@ -99,3 +113,10 @@ def test_uploads_stored_before_are_made_private_by_the_migration(settings, tmp_p
     migration.restrict_stored_uploads(apps=None, schema_editor=None)
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+@pytest.mark.django_db
+def test_pages_load_images_from_this_site_only(client):
+    policy = client.get("/accounts/login/")["Content-Security-Policy"]
+    assert policy == "img-src 'self' data: blob:"
+    assert "Content-Security-Policy" not in client.get("/api/health")  # JSON needs none
