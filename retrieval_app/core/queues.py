@@ -10,6 +10,7 @@ when it connects to the broker and every minute after).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 import redis
@@ -34,12 +35,18 @@ BROKER_DOWN = (OperationalError, redis.ConnectionError, redis.TimeoutError)
 _broker_down_until = 0.0
 
 
+_registering = threading.Lock()
+
+
 def _task(task_name: str):
     tasks = current_app.tasks
     if task_name not in tasks:
         # A web process imports the apps' task modules the first time it queues something, the way a
-        # worker does when it starts.
-        current_app.loader.import_default_modules()
+        # worker does when it starts; once, under a lock: two requests racing here (two uploads at once
+        # on a fresh server) would otherwise see a half-registered set and lose a job as "not registered".
+        with _registering:
+            if task_name not in tasks:
+                current_app.loader.import_default_modules()
     return tasks[task_name]
 
 
@@ -59,9 +66,8 @@ def enqueue(task_name: str, *args: object) -> bool:
         except BROKER_DOWN as exc:
             _broker_down_until = time.monotonic() + BROKER_BACKOFF_S
             logger.warning("could not queue %s (%s); kept in the database until the broker is back", task_name, exc)
-        except Exception:  # a job that cannot be sent at all would fail the same way later: log it
-            logger.exception("could not queue %s", task_name)
-            return False
+        except Exception:  # whatever it was, the job is kept: the sweep tries again, and logs what it drops
+            logger.exception("could not queue %s; kept in the database for the next sweep", task_name)
         else:
             return True
     QueuedTask.objects.create(task=task_name, args=list(args))

@@ -65,3 +65,12 @@ def test_a_job_that_can_never_be_sent_does_not_block_the_others(broker):
     assert queues.queued_tasks_send() == 1
     assert broker.taken == [("core.embed_rows", ["messages", [7]])]
     assert not QueuedTask.objects.exists()
+
+
+def test_a_job_the_broker_took_badly_is_kept_for_the_sweep_not_lost(broker, monkeypatch):
+    def unexpected(task_name, args):
+        raise KeyError(task_name)  # e.g. a task not registered yet in this process
+
+    monkeypatch.setattr(queues, "_publish", unexpected)
+    assert queues.enqueue("documents.index_document", "doc-1") is False
+    assert list(QueuedTask.objects.values_list("task", "args")) == [("documents.index_document", ["doc-1"])]
