@@ -52,3 +52,14 @@ def test_memories_are_searched_corrected_with_history_and_linked_to_their_sessio
     assert auth_client.patch(f"/api/memories/{tea.id}", {"content": "  "}, format="json").status_code == 400
     stranger = MemoryFactory(owner=UserFactory())
     assert auth_client.patch(f"/api/memories/{stranger.id}", {"content": "x"}, format="json").status_code == 404
+
+
+def test_an_updated_memory_links_to_the_turn_of_its_current_text_in_the_session_it_names(auth_client, user):
+    first, second = ChatSessionFactory(owner=user), ChatSessionFactory(owner=user)
+    old_archive, new_archive = ArchiveFactory(session=first), ArchiveFactory(session=second)
+    lyon = MessageFactory(session=first, content="I live in Lyon.", archive=old_archive)
+    paris = MessageFactory(session=second, content="I live in Paris.", archive=new_archive)
+    home = MemoryFactory(owner=user, key="home", content="Lives in Paris.", source_archive=new_archive)
+    home.source_messages.add(lyon, paris)
+    body = auth_client.get(f"/api/memories/{home.id}").json()
+    assert (body["session_id"], body["source_message_id"]) == (str(second.id), paris.id)
