@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.mixins import LoginRequiredMixin
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.generic import TemplateView
@@ -47,13 +47,19 @@ class ChatPageView(_Page):
     template_name = "app/chat.html"
     nav = "chat"
 
-    def get_context_data(self, **kwargs):
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         session_id = self.kwargs.get("session_id")
         if session_id is not None:
             try:
-                session_get(owner=self.request.user, session_id=session_id)
-            except DomainError as exc:  # another user's session is as missing as a deleted one
-                raise Http404("No such conversation.") from exc
+                session_get(owner=request.user, session_id=session_id)
+            except DomainError:
+                # Another user's conversation is as missing as a deleted one; said on the app's own page.
+                context = {"nav": "chat", "what": "conversation", "back": "/chat/", "back_label": "Start a new chat"}
+                return render(request, "app/not_found.html", context, status=404)
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        session_id = self.kwargs.get("session_id")
         documents = document_list(owner=self.request.user).filter(status=Document.Status.READY)
         return {
             **super().get_context_data(**kwargs),
@@ -89,6 +95,10 @@ class MemoriesPageView(_Page):
         return {**super().get_context_data(**kwargs), "categories": Memory.Category.values}
 
 
+# Where a new API key waits between its creation and the page that shows it (once).
+NEW_TOKEN_SESSION_KEY = "recollect:new-api-key"
+
+
 class AccountPageView(_Page):
     """Password, sign-out, and API tokens: created with a name (the key shown once), listed, revoked."""
 
@@ -105,6 +115,15 @@ class AccountPageView(_Page):
             "max_tokens": MAX_TOKENS_PER_USER,
         }
 
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        # A key just made is shown on the page the creation redirected to, once: a reload shows it no
+        # more (and makes no second token, as re-sending the form would).
+        created = request.session.pop(NEW_TOKEN_SESSION_KEY, None)
+        context = self.get_context_data(**kwargs)
+        if created:
+            context |= {"new_key": created["key"], "new_token_name": created["name"]}
+        return self.render_to_response(context)
+
     def post(self, request: HttpRequest) -> HttpResponse:
         action = request.POST.get("action")
         if action == "create":
@@ -114,9 +133,8 @@ class AccountPageView(_Page):
             except TokenLimitReached as error:
                 messages.error(request, error.message)
                 return redirect("account-page")
-            # Rendered, not redirected: the key is on this one page and nowhere else.
-            context = {**self.get_context_data(), "new_key": key, "new_token": token}
-            return render(request, self.template_name, context)
+            request.session[NEW_TOKEN_SESSION_KEY] = {"key": key, "name": token.name}
+            return redirect("account-page")
         if action == "revoke":
             token_id = request.POST.get("token_id", "")
             revoked = token_id.isdigit() and api_token_revoke(user=request.user, token_id=int(token_id))

@@ -55,7 +55,9 @@ def test_a_conversation_has_its_own_url_and_another_users_is_not_found(browser, 
     theirs = ChatSessionFactory(owner=UserFactory())
     page = browser.get(f"/chat/{mine.id}")
     assert page.status_code == 200 and str(mine.id) in page.content.decode()
-    assert browser.get(f"/chat/{theirs.id}").status_code == 404
+    missing = browser.get(f"/chat/{theirs.id}")
+    assert missing.status_code == 404 and b"No such conversation" in missing.content  # the app's own page
+    assert theirs.title.encode() not in missing.content
 
 
 def test_sign_out_by_get_shows_a_button_and_by_post_signs_out(browser):

@@ -27,9 +27,18 @@ def browser(client, user):
 
 
 def _create(browser: Client, name: str) -> str:
-    page = browser.post("/account/", {"action": "create", "name": name}).content.decode()
+    page = browser.post("/account/", {"action": "create", "name": name}, follow=True).content.decode()
     assert "not shown again" in page and name in page
     return re.search(r'id="new-token">(rk_[0-9a-f]{40})<', page).group(1)
+
+
+def test_a_new_key_is_shown_once_and_a_reload_makes_no_second_token(browser, user):
+    created = browser.post("/account/", {"action": "create", "name": "kitchen display"})
+    assert created.status_code == 302  # then shown by the page it leads to, so a reload re-sends nothing
+    key = re.search(r'id="new-token">(rk_[0-9a-f]{40})<', browser.get(created.url).content.decode()).group(1)
+    again = browser.get("/account/").content.decode()
+    assert key not in again and "not shown again" not in again
+    assert ApiToken.objects.filter(owner=user).count() == 1
 
 
 def _api_status(key: str) -> int:
