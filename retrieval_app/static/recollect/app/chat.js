@@ -15,6 +15,7 @@
   let current = null; // the answer being received: {node, body, state, text, citations, ...}
   let lastQuestion = "";
   let editing = false; // the composer holds the last question, to replace it when sent
+  let lastArchived = false; // the last question is in an archive: it can be asked again, not rewritten
   let sessionsPage = 1;
   let committing = false;
   const shownArchives = new Set();
@@ -137,13 +138,14 @@
   }
 
   // Regenerate belongs to the last answer, Edit to the last question; earlier ones lose them.
+  // An exchange already remembered (archived) is never rewritten: ask again instead.
   function refreshTurnActions() {
     const answers = log.querySelectorAll(".msg.assistant .regenerate");
-    answers.forEach((b, i) => { b.hidden = i !== answers.length - 1; b.disabled = !!current; });
+    answers.forEach((b, i) => { b.hidden = i !== answers.length - 1 || lastArchived; b.disabled = !!current; });
     log.querySelectorAll(".msg.user .edit").forEach((b) => b.remove());
     const questions = log.querySelectorAll(".msg.user");
     const last = questions[questions.length - 1];
-    if (last && !current) {
+    if (last && !current && !lastArchived) {
       last.append(el("div", { className: "actions edit" },
         el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": "Edit and send the last question again", onclick: () => editLast(true) })));
     }
@@ -151,7 +153,7 @@
 
   function renderStored(message) {
     if (message.role === "system") return;
-    if (message.role === "user") { userTurn(message.content, message.id); return; }
+    if (message.role === "user") { lastArchived = !!message.archive_uri; userTurn(message.content, message.id); return; }
     const turn = assistantTurn(message.id);
     const meta = message.metadata || {};
     turn.text = message.content;
@@ -172,6 +174,8 @@
     $("copy-id").title = `Copy the session id ${data.session_id}`;
     $("conv-tools").hidden = false;
     renderArchives(data.archives || []);
+    const questions = (data.messages || []).filter((m) => m.role === "user");
+    if (questions.length && !current) { lastArchived = !!questions[questions.length - 1].archive_uri; refreshTurnActions(); }
   }
 
   function renderArchives(archives) {
@@ -180,8 +184,8 @@
     if (!archives.length) return;
     const details = el("details", {}, el("summary", { textContent: `Remembered so far: ${archives.length} archive${archives.length > 1 ? "s" : ""}` }));
     for (const a of archives) {
-      const overview = el("div", { className: "small" });
-      R.renderMarkdown(a.overview || "", overview);
+      // The overview is lines ("Topic: …", "Key facts:", "- …"), shown as written.
+      const overview = el("div", { className: "small pre-line", textContent: a.overview || "" });
       details.append(el("div", { style: "margin:.4rem 0" },
         el("strong", { textContent: `#${a.index} · ${a.message_count} messages · ` }), el("span", { textContent: a.abstract || "" }), overview));
     }
@@ -247,6 +251,7 @@
       state.replaceWith(learned(result.message, result.memory_diff, result.committed));
       const data = await api(`/api/sessions/${sessionId}`);
       showSession(data);
+      loadSessions();
     } catch (exc) {
       state.replaceWith(el("div", { className: "error-box", textContent: `Could not remember this conversation: ${exc.message}` }));
     } finally { button.disabled = false; committing = false; log.scrollTop = log.scrollHeight; }
@@ -324,13 +329,16 @@
       replaced = lastExchangeNodes();
       replaced.forEach((node) => { node.hidden = true; });
     }
+    const edited = editing;
     editLast(false);
+    lastArchived = false;
     const chosen = scopeIds();
     if (chosen.length === 1) frame.doc_id = chosen[0];
     else if (chosen.length > 1) frame.doc_ids = chosen;
     userTurn(text);
     current = assistantTurn();
     current.frame = frame;
+    current.edited = edited;
     current.replaced = replaced;
     current.question = log.querySelectorAll(".msg.user")[log.querySelectorAll(".msg.user").length - 1];
     setState(current, R.socket.open ? "Searching your documents, memories and conversations…" : "Waiting for the connection to the server…");
@@ -356,6 +364,7 @@
     current = null;
     busy(false);
     loadSessions();
+    log.scrollTop = log.scrollHeight;  // the answer's mood, Copy and Regenerate in view
   }
 
   R.socket.on("context", (frame) => {
@@ -385,8 +394,12 @@
     if (!current) return;
     const turn = current;
     turn.text = frame.message;
-    finish(turn, frame.status ? `(${frame.status === "cancelled" ? "stopped" : frame.status})` : "");
-    if (turn.pendingMood) setMood(turn, turn.pendingMood.mood, turn.pendingMood.mood_reason);
+    const stopped = frame.status === "cancelled";
+    const note = !frame.status ? "" : stopped && !turn.text ? "(stopped before answering)" : `(${stopped ? "stopped" : frame.status})`;
+    finish(turn, note);
+    // An answer stopped before its first word has nothing to lean on, confidently or not.
+    if (turn.pendingMood && turn.text) setMood(turn, turn.pendingMood.mood, turn.pendingMood.mood_reason);
+    log.scrollTop = log.scrollHeight;
   });
   R.socket.on("error", (frame) => {
     if (current && current.replaced.length) {
@@ -399,6 +412,9 @@
       busy(false);
       const questions = log.querySelectorAll(".msg.user .body");
       lastQuestion = questions.length ? questions[questions.length - 1].textContent : "";
+      if (frame.code === "already_committed") lastArchived = true;
+      // An edit refused keeps its words in the box, to be sent as a new question instead.
+      if (turn.edited) { input.value = turn.frame.message; autosize(); input.focus(); }
       refreshTurnActions();
       R.toast(frame.error, "error");
     } else if (current) {
@@ -415,6 +431,7 @@
     if (frame.session_id !== sessionId || committing || shownArchives.has(frame.archive_uri)) return;
     log.append(learned(`This conversation was remembered automatically: ${frame.abstract || ""}`, frame.memory_diff, true));
     api(`/api/sessions/${sessionId}`).then(showSession).catch(() => {});
+    loadSessions();
   });
   R.socket.on("_close", (frame) => {
     if (current && !R.socket.waiting.includes(current.frame)) {
@@ -422,7 +439,6 @@
       turn.node.insertBefore(el("div", { className: "error-box", role: "alert", textContent: "The connection was lost, so this answer stopped. Your message was saved; Regenerate to ask again." }), turn.actions);
       finish(turn);
     }
-    if (frame.signedOut) R.banner("You are signed out. Reload the page to sign in again.", "error");
   });
   R.socket.on("_open", () => { R.banner(""); if (current && current.state && !current.citations.length) setState(current, "Searching your documents, memories and conversations…"); });
   R.socket.onStatus((open, text) => { $("socket-state").textContent = open ? "" : text + "…"; });
