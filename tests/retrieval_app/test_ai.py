@@ -123,8 +123,16 @@ def test_an_empty_conversation_has_an_empty_overview():
         ("I'm a data scientist at heart.", "profile", "occupation", "Occupation: data scientist"),
         ("I work at Contoso Labs.", "profile", "employer", "Works at Contoso Labs"),
         ("I live in Lyon.", "profile", "location", "Lives in Lyon"),
+        ("I moved to Paris last month.", "profile", "location", "Lives in Paris"),
+        ("I now live in Lille.", "profile", "location", "Lives in Lille"),
         ("I speak French and German.", "profile", "languages", "Speaks French and German"),
         ("I prefer dark mode over light mode.", "preferences", "dark_mode", "Prefers dark mode over light mode"),
+        (
+            "Actually I now prefer aisle seats on long flights.",
+            "preferences",
+            "aisle_seat_long_flight",
+            "Prefers aisle seats on long flights",
+        ),
         ("I don't like long emails.", "preferences", "long_email", "Dislikes long emails"),
         (
             "Please always answer in bullet points.",

@@ -73,7 +73,9 @@ _EMPLOYER = re.compile(
     r"([A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})"
 )
 _LOCATION = re.compile(
-    r"\b(?i:i(?:'m| am)?\s*(?:live|living|based|located)\s+in)\s+((?:the\s+)?[A-Z][\w'-]*(?:[\s,]+[A-Z][\w'-]*){0,3})"
+    r"\b(?i:i(?:'m| am)?\s*(?:now\s+|currently\s+|still\s+)?(?:live|living|based|located)\s+in"
+    r"|i(?:'ve| have)?\s*(?:just\s+|recently\s+|now\s+)?(?:moved|relocated)\s+to)"
+    r"\s+((?:the\s+)?[A-Z][\w'-]*(?:[\s,]+[A-Z][\w'-]*){0,3})"
 )
 _ORIGIN = re.compile(r"\b(?i:i(?:'m| am) from)\s+((?:the\s+)?[A-Z][\w'-]*(?:[\s,]+[A-Z][\w'-]*){0,3})")
 # Words that are capitalised but are no name, place or employer ("I work at Night", "call me Tomorrow").
@@ -87,7 +89,7 @@ _NEGATED = re.compile(r"\b(?:no longer|not|never|n't|used to|quit|left|anymore|a
 _LANGUAGE = re.compile(r"\b(?i:i speak)\s+([A-Z][a-z]+(?:(?:,\s*|\s+and\s+)[A-Z][a-z]+)*)")
 
 _PREFERENCE = re.compile(
-    r"\bi\s+(?:really\s+|much\s+|strongly\s+)?(prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
+    r"\bi\s+(?:(?:now|actually|also|still|really|much|strongly)\s+){0,2}(prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
     r"don't want|do not want|would rather|'d rather)\s+(.{2,120}?)(?=[.!?;]|,\s*(?:but|and|so)\b|$)",
     re.IGNORECASE,
 )
