@@ -96,7 +96,7 @@ class MemoriesPageView(_Page):
 
 
 # Where a new API key waits between its creation and the page that shows it (once).
-NEW_TOKEN_SESSION_KEY = "recollect:new-api-key"
+NEW_TOKEN_SESSION_KEY = "recollect:new-api-key"  # noqa: S105 (a session key name, not a secret)
 
 
 class AccountPageView(_Page):

@@ -89,7 +89,8 @@ _NEGATED = re.compile(r"\b(?:no longer|not|never|n't|used to|quit|left|anymore|a
 _LANGUAGE = re.compile(r"\b(?i:i speak)\s+([A-Z][a-z]+(?:(?:,\s*|\s+and\s+)[A-Z][a-z]+)*)")
 
 _PREFERENCE = re.compile(
-    r"\bi\s+(?:(?:now|actually|also|still|really|much|strongly)\s+){0,2}(prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
+    r"\bi\s+(?:(?:now|actually|also|still|really|much|strongly)\s+){0,2}"
+    r"(prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
     r"don't want|do not want|would rather|'d rather)\s+(.{2,120}?)(?=[.!?;]|,\s*(?:but|and|so)\b|$)",
     re.IGNORECASE,
 )
