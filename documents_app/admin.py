@@ -58,6 +58,7 @@ class DocumentAdmin(ServiceDeleteMixin, admin.ModelAdmin):
     list_filter = ("status", "media_type", "created_at")
     search_fields = ("title", "filename", "uri", "content_hash", "owner__username")
     list_select_related = ("owner",)
+    raw_id_fields = ("owner",)  # an id with a lookup, not a list of every user
     ordering = ("-created_at",)
     date_hierarchy = "created_at"
     fields = (

@@ -32,6 +32,18 @@ TIMED_STAGES: tuple[tuple[str, str], ...] = (
 STAGE_LABELS: dict[str, str] = dict(TIMED_STAGES)
 # A stage's name in ``stages`` where it differs from its name in ``timings``.
 _TIMED_AS = {"query": "embedding", "prompt_budget": "prompt"}
+# Stages that cut or adjust rather than take time, as an operator reads them.
+_UNTIMED_LABELS = {
+    "document_bias": "boost of documents in use",
+    "score_threshold": "score threshold",
+    "token_budget": "token budget",
+}
+
+
+def stage_label(name: str) -> str:
+    """What an operator calls the stage named ``name`` in a trace's ``stages`` or ``timings``."""
+    timed = _TIMED_AS.get(name, name)
+    return STAGE_LABELS.get(timed) or _UNTIMED_LABELS.get(name) or name.replace("_", " ")
 
 
 def timings_of(stages: Iterable[Mapping[str, Any]], *, total_ms: float | None = None) -> dict[str, float]:

@@ -4,6 +4,7 @@ pages put the same numbers in a table beside each chart."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import datetime
 from html import escape
@@ -25,20 +26,23 @@ def bucket_label(moment: datetime, bucket: str) -> str:
 
 
 def _number(value: float) -> str:
-    if value >= 1000 and float(value).is_integer():
-        return f"{int(value):,}"
+    """An axis or hover number: whole numbers with thousands separators, small ones with the digits
+    that matter (0.0023, not 0)."""
     if float(value).is_integer():
-        return str(int(value))
-    return f"{value:,.4f}".rstrip("0").rstrip(".") if value < 1 else f"{value:,.1f}"
+        return f"{int(value):,}"
+    if abs(value) < 1:
+        return f"{value:.2g}" if abs(value) >= 0.0001 else f"{value:.1e}"
+    return f"{value:,.1f}"
 
 
 def _nice_max(value: float) -> float:
-    """A round number at or above ``value``, for the top of an axis."""
+    """A round number at or above ``value`` (1, 2, 2.5 or 5 times a power of ten), for an axis's top;
+    small values (a cost of $0.0023) get a small top, not 1."""
     if value <= 0:
         return 1.0
-    magnitude = 10 ** (len(str(int(value))) - 1) if value >= 1 else 1
+    magnitude = 10 ** math.floor(math.log10(value))
     for step in (1, 2, 2.5, 5, 10):
-        if value <= step * magnitude:
+        if value <= step * magnitude * (1 + 1e-9):
             return step * magnitude
     return 10 * magnitude
 
@@ -150,7 +154,8 @@ def horizontal_bars(
     for fraction in (0, 0.5, 1):
         x = label_w + plot_w * fraction
         parts.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{height - BOTTOM}"/>')
-        parts.append(_text(x, height - 8, f"{_number(top * fraction)} {unit}", "middle"))
+        anchor = {0: "start", 1: "end"}.get(fraction, "middle")  # the ends' labels stay inside the chart
+        parts.append(_text(x, height - 8, f"{_number(top * fraction)} {unit}", anchor))
     bar_h = (row_h - 6) / max(1, len(names))
     for row, (label, values) in enumerate(rows):
         y = TOP + row * row_h

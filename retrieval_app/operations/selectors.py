@@ -230,11 +230,11 @@ def dashboard_turn_latency(*, period: Period, owner_id: int | None = None) -> Se
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    series = _series(period, ["turn p50", "turn p95", "first_token p50", "first_token p95"])
+    series = _series(period, ["whole turn p50", "whole turn p95", "first token p50", "first token p95"])
     for bucket, stage, p50, p95 in rows:
-        bucket = bucket.replace(tzinfo=UTC)
-        series.add(f"{stage} p50", bucket, round(p50, 1))
-        series.add(f"{stage} p95", bucket, round(p95, 1))
+        bucket, name = bucket.replace(tzinfo=UTC), STAGE_LABELS[stage]
+        series.add(f"{name} p50", bucket, round(p50, 1))
+        series.add(f"{name} p95", bucket, round(p95, 1))
     return series
 
 

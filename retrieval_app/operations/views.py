@@ -31,6 +31,8 @@ from sessions_app.uris import memory_id_of, message_ref_of
 QUEUE_STATUS_CACHE_S = 15
 QUEUE_STATUS_KEY = "ops:queue-status"
 DASHBOARD_PERMISSIONS = ("retrieval_app.view_searchtrace", "retrieval_app.view_modelcall")
+# What each kind of trace counts, as the dashboard says it.
+KIND_LABELS = {"chat": "chat turns", "search": "searches", "find": "finds", "recall": "recalls"}
 
 
 def _require(request: HttpRequest, *permissions: str) -> None:
@@ -91,9 +93,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "labels": labels,
         "activity": activity,
         "activity_chart": charts.stacked_bars(
-            title="Requests per " + period.bucket, labels=labels, series=activity.requests.series
+            title="Requests per " + period.bucket,
+            labels=labels,
+            series={KIND_LABELS[kind]: values for kind, values in activity.requests.series.items()},
         ),
-        "activity_legend": charts.legend(list(activity.requests.series)),
+        "activity_legend": charts.legend([KIND_LABELS[kind] for kind in activity.requests.series]),
+        "activity_totals": [(KIND_LABELS[kind], total) for kind, total in activity.totals.items()],
         "activity_rows": _rows(labels, activity.requests.series),
         "latency": latency,
         "latency_chart": charts.horizontal_bars(
@@ -223,7 +228,11 @@ _STAGE_SCALARS = (
 def _stage_for_page(stage: dict[str, Any], view: selectors.TraceView) -> dict[str, Any]:
     """One stage as the page shows it: its scalar facts, and each list of candidates as rows with the
     title and section of what they point to."""
-    facts = [(key, stage[key]) for key in _STAGE_SCALARS if key in stage and stage[key] not in (None, "", [])]
+    facts = [
+        (key.replace("_", " "), stage[key])
+        for key in _STAGE_SCALARS
+        if key in stage and stage[key] not in (None, "", [])
+    ]
     tables = []
     for key, value in stage.items():
         if key in ("stage", "ms") or key in _STAGE_SCALARS:

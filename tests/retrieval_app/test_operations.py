@@ -97,7 +97,7 @@ def test_latency_percentiles_are_exact_per_stage_and_per_kind(user, now):
     assert stages["dense"].by_kind["find"] == (2, 35.5, round(percentile(dense[3:], 0.95), 1))
     assert stages["turn"].p95 == round(percentile(turns, 0.95), 1) == 1175.0
     over_time = selectors.dashboard_turn_latency(period=period)
-    assert over_time.series["turn p50"][-1] == 950.0 and over_time.series["turn p95"][-1] == 1175.0
+    assert over_time.series["whole turn p50"][-1] == 950.0 and over_time.series["whole turn p95"][-1] == 1175.0
 
 
 def test_tokens_and_cost_are_summed_per_model_per_day(user, now):
