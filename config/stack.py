@@ -244,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             if readiness == "ready":
                 print(
                     f"[recollect] ready at {base_url}/  (chat {base_url}/chat/, admin {base_url}/admin/,"
+                    f" dashboard {base_url}/admin/ops/,"
                     f" API docs {base_url}/api/docs/)."
                     " Ctrl-C stops everything.",
                     flush=True,

@@ -83,7 +83,9 @@ def test_latency_percentiles_are_exact_per_stage_and_per_kind(user, now):
             timings |= {"turn": turns[index], "first_token": turns[index] / 2}
         _trace(user, kind=kind, at=now - timedelta(minutes=index), timings=timings)
     period = selectors.period_of("24h", now=now + timedelta(minutes=10))
-    stages = {s.stage: s for s in selectors.dashboard_latency(period=period)}
+    latency = selectors.dashboard_latency(period=period, traces=5)
+    assert latency.sampled_from is None and latency.traces == 5  # few enough to be read whole
+    stages = {s.stage: s for s in latency.stages}
     assert list(stages) == ["dense", "search", "first_token", "turn"]  # in the order a turn runs
     assert stages["dense"].count == 5
     assert stages["dense"].p50 == round(percentile(dense, 0.5), 1) == 12.5
@@ -304,3 +306,20 @@ def test_operators_pages_need_staff_with_the_permission_to_view_what_they_show(u
     for codename in ("view_searchtrace", "view_modelcall", "view_chatsession", "view_message"):
         staff.user_permissions.add(Permission.objects.get(codename=codename))
     assert [client.get(path).status_code for path in paths] == [200, 200, 200]
+
+
+def test_a_busy_periods_percentiles_come_from_a_uniform_sample_that_a_reload_keeps(user, now, monkeypatch):
+    monkeypatch.setattr(selectors, "LATENCY_SAMPLE", 50)
+    SearchTrace.objects.bulk_create(
+        SearchTrace(owner=user, kind="find", query="q", created_at=now, timings={"dense": float(i), "search": 10.0})
+        for i in range(400)
+    )
+    period = selectors.period_of("24h", now=now + timedelta(minutes=10))
+    first = selectors.dashboard_latency(period=period, traces=400)
+    assert first.sampled_from == 400 and 20 < first.traces < 100
+    again = selectors.dashboard_latency(period=period, traces=400)
+    assert [(s.stage, s.count, s.p50, s.p95) for s in again.stages] == [
+        (s.stage, s.count, s.p50, s.p95) for s in first.stages
+    ]
+    # A uniform sample of 0..399: its median near the true one (199.5).
+    assert 120 < {s.stage: s for s in first.stages}["dense"].p50 < 280
