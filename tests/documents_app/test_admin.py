@@ -2,6 +2,7 @@
 and leaves nothing behind, a second upload of the same bytes is the same document (never a 500), and
 what indexing derived cannot be edited by hand."""
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,23 @@ def test_deleting_documents_from_the_list_removes_files_nodes_and_vectors(staff_
     assert b"Document nodes: " in confirm.content  # what goes with it, in counts
     staff_client.post(url, {"action": "delete_selected", "_selected_action": [document.pk], "post": "yes"})
     assert not Document.objects.exists() and not DocumentNode.objects.exists() and not stored.exists()
+
+
+def test_documents_once_added_without_a_file_are_repaired_by_a_migration(staff_client):
+    from django.apps import apps
+    from django.db import connection
+
+    from tests.factories import DocumentFactory, DocumentNodeFactory
+
+    repair = importlib.import_module("documents_app.migrations.0005_repair_documents_added_without_an_upload").repair
+    owner = UserFactory()
+    broken = DocumentFactory(owner=owner, uri="", file="", status="ready")
+    DocumentNodeFactory(document=broken, owner=owner, uri="/chunk_0001", kind="chunk")
+    _add(staff_client, owner, "kettle.md", KETTLE)
+    fine = Document.objects.get(filename="kettle.md")
+    nodes = fine.node_count
+    repair(apps, connection.schema_editor())
+    broken.refresh_from_db()
+    assert broken.uri.endswith(f"/users/{owner.pk}/documents/{broken.id}") and broken.status == "failed"
+    assert "upload it again" in broken.error and not DocumentNode.objects.filter(document=broken).exists()
+    assert DocumentNode.objects.filter(document=fine).count() == nodes  # a sound document is untouched
