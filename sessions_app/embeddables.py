@@ -58,13 +58,29 @@ def memory_text(memory: Memory) -> str:
 
 
 EMBEDDABLES = (
-    Embeddable("messages", Message.objects.all, message_text, ("content",), "message_embedding", message_texts),
-    Embeddable("archives", Archive.objects.all, archive_text, ("abstract", "overview"), "archive_embedding"),
+    Embeddable(
+        "messages",
+        Message.objects.all,
+        message_text,
+        ("content",),
+        "message_embedding",
+        message_texts,
+        written_at="created_at",
+    ),
+    Embeddable(
+        "archives",
+        Archive.objects.all,
+        archive_text,
+        ("abstract", "overview"),
+        "archive_embedding",
+        written_at="created_at",
+    ),
     Embeddable(
         "memories",
         lambda: Memory.objects.filter(superseded_by__isnull=True),
         memory_text,
         ("key", "content"),
         "memory_embedding",
+        written_at="updated_at",
     ),
 )

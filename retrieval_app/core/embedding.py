@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from retrieval_app.core import ai
 from retrieval_app.core.accounting import calls_for_session
@@ -30,6 +32,9 @@ class Embeddable:
     # Texts for a whole batch at once, for a kind whose text needs its neighbours (a message and the
     # turn before it): one query per batch rather than one per row.
     texts_of: Callable[[list], list[str]] | None = None
+    # When a row was written, for the catch-up of rows whose embedding job was lost (see
+    # ``embeddings_catch_up``); None for a kind embedded as part of its own work (document nodes).
+    written_at: str | None = None
 
     def texts(self, rows: list) -> list[str]:
         return self.texts_of(rows) if self.texts_of else [self.text_of(row) for row in rows]
@@ -140,4 +145,21 @@ def embeddings_backfill(
             restale=restale,
             progress=tick,
         )
+    return done
+
+
+def embeddings_catch_up(*, older_than_s: float = 30.0, max_rows: int = 256) -> dict[str, int]:
+    """Embeds rows written more than ``older_than_s`` ago and still without a vector, at most
+    ``max_rows`` of each kind: a job lost with the broker (Redis killed while it held it) would
+    otherwise leave its rows unfound by meaning until someone ran the backfill. The workers run it
+    with every sweep; a failing model leaves the rows for the next one. Returns the rows embedded."""
+    done = {}
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    for spec in embeddables():
+        if spec.written_at is None:
+            continue
+        waiting = spec.rows().filter(embedding__isnull=True, **{f"{spec.written_at}__lt": cutoff})
+        ids = list(waiting.order_by("pk").values_list("pk", flat=True)[:max_rows])
+        if ids:
+            done[spec.name] = embed_ids(kind=spec.name, ids=ids)
     return done

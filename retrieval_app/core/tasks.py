@@ -1,6 +1,6 @@
 """The workers' embedding jobs, for every kind of row an app registered (see ``embedding``). They take
-ids, re-fetch the rows and are idempotent. And the sweep that sends the jobs kept in the database
-while the broker was down (see ``queues``), run by every worker."""
+ids, re-fetch the rows and are idempotent. And the sweep, run by every worker, that sends the jobs kept
+in the database while the broker was down (see ``queues``) and embeds rows whose job was lost."""
 
 from __future__ import annotations
 
@@ -45,8 +45,14 @@ def embed_later(*, kind: str, ids: list) -> None:
 
 @shared_task(name=SEND_QUEUED_TASKS)
 def send_queued_tasks() -> int:
-    """Sends the jobs kept in the database while the broker was down."""
-    return queued_tasks_send()
+    """Sends the jobs kept in the database while the broker was down, then embeds what a job lost with
+    the broker left without a vector (a few hundred rows of each kind at most per sweep)."""
+    sent = queued_tasks_send()
+    try:
+        embedding.embeddings_catch_up()
+    except EmbeddingError as exc:  # the model is down: the rows wait for the next sweep
+        logger.warning("could not catch up on embeddings: %s", exc)
+    return sent
 
 
 class QueuedTasksSweep(bootsteps.StartStopStep):

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from sessions_app import services
 from sessions_app.models import Message
 from sessions_app.selectors import trim_to_token_budget
-from tests.factories import ChatSessionFactory, UserFactory
+from tests.factories import ChatSessionFactory, MessageFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -251,3 +251,19 @@ def test_a_turn_next_to_another_match_gains_a_share_of_its_score(user, settings)
         for name, found in (("alone", alone), ("together", together))
     }
     assert rank["together"] <= rank["alone"]
+
+
+def test_the_workers_sweep_embeds_rows_whose_job_was_lost_with_the_broker(user, django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from retrieval_app.core.tasks import send_queued_tasks
+
+    _session(user, PAST, capture=django_capture_on_commit_callbacks, embed=False)  # jobs never ran
+    just_written = MessageFactory(session=ChatSessionFactory(owner=user), content="Written a moment ago.")
+    Message.objects.exclude(pk=just_written.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    send_queued_tasks()
+    assert not Message.objects.exclude(pk=just_written.pk).filter(embedding__isnull=True).exists()
+    # A row written a moment ago is left to its own job, which is most likely still on its way.
+    assert Message.objects.get(pk=just_written.pk).embedding is None
