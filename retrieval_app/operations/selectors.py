@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from documents_app.models import Document, DocumentNode
 from documents_app.uris import parse_resource_uri
-from retrieval_app.core.tracing import STAGE_LABELS, TIMED_STAGES
+from retrieval_app.core.tracing import STAGE_LABELS, TIMED_STAGES, stage_label
 from retrieval_app.models import ModelCall, QueuedTask, SearchTrace
 from sessions_app.models import Archive, ChatSession, Memory, Message
 from sessions_app.uris import memory_id_of, message_ref_of
@@ -561,7 +561,7 @@ def trace_detail(*, trace_id: uuid.UUID | str) -> TraceView:
         waterfall.append(
             {
                 "stage": stage.get("stage", ""),
-                "label": STAGE_LABELS.get(stage.get("stage", ""), ""),
+                "label": stage_label(stage.get("stage", "")),
                 "ms": ms,
                 "offset_ms": offset,
             }

@@ -19,7 +19,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from config import health
-from retrieval_app.core.tracing import STAGE_LABELS
+from retrieval_app.core.tracing import STAGE_LABELS, stage_label
 from retrieval_app.models import ModelCall, SearchTrace
 from retrieval_app.operations import charts, selectors
 from sessions_app.models import ChatSession
@@ -263,7 +263,7 @@ def _stage_for_page(stage: dict[str, Any], view: selectors.TraceView) -> dict[st
             facts.append((key.replace("_", " "), ", ".join(f"{k}: {v}" for k, v in list(value.items())[:12])))
     return {
         "name": stage.get("stage", ""),
-        "label": STAGE_LABELS.get(stage.get("stage", ""), ""),
+        "label": stage_label(stage.get("stage", "")),
         "ms": stage.get("ms", 0),
         "facts": facts,
         "tables": tables,

@@ -257,6 +257,9 @@ def test_a_trace_reads_as_stages_with_titles_and_the_raw_json_folded(
     page = response.content.decode()
     assert escape(trace.query) in page and escape(trace.rewritten_query) in page
     assert "Where the time went" in page and "first token" in page and "whole turn" in page
+    # Every stage by the name an operator reads, not the trace's own key.
+    assert "query embedding" in page and "token budget" in page and "prompt assembly" in page
+    assert ">token_budget<" not in page and "Prompt_budget" not in page
     assert "Aurora Kettle Guide" in page and "Warranty" in page  # candidates by document and section title
     assert '<details><summary id="h-raw">' in page
     assert staff_client.get(f"/admin/ops/traces/{trace.session_id}/").status_code == 404
