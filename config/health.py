@@ -168,16 +168,19 @@ def worker_status(timeout: float = 1.0) -> dict[str, Any]:
     }
 
 
+def workers_report() -> dict[str, Any]:
+    """The workers, their queues, and in words what is wrong with them: ``{workers, queues, problems}``."""
+    workers = worker_status()
+    queues = queue_status(consumers=workers.get("consumers"))
+    problems = list(queues.get("problems", []))
+    if workers.get("error"):
+        problems.insert(0, f"the workers cannot be asked: {workers['error']}")
+    return {"workers": workers, "queues": queues, "problems": problems}
+
+
 def health_report(*, include_workers: bool = False) -> dict[str, Any]:
     report: dict[str, Any] = {"database": database_status(), "redis": redis_status()}
     if include_workers:
-        workers = worker_status()
-        report["workers"] = workers
-        queues = queue_status(consumers=workers.get("consumers"))
-        report["queues"] = queues
-        problems = list(queues.get("problems", []))
-        if not workers["ok"] and workers.get("error"):
-            problems.insert(0, f"the workers cannot be asked: {workers['error']}")
-        report["problems"] = problems
+        report.update(workers_report())
     report["status"] = "ok" if all(part["ok"] for part in report.values() if isinstance(part, dict)) else "degraded"
     return report

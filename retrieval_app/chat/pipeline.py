@@ -32,6 +32,7 @@ from retrieval_app.chat.mood import Mood, mood_of
 from retrieval_app.chat.prompt import Prompt, prompt_assemble
 from retrieval_app.core import ai
 from retrieval_app.core.accounting import calls_for_session
+from retrieval_app.core.tracing import ms_since
 from retrieval_app.exceptions import ChatMessageTooLong
 from retrieval_app.models import SearchTrace
 from retrieval_app.search import SearchResult, retrieval_search
@@ -165,8 +166,9 @@ def _assemble(turn: _Turn) -> None:
     history = sessions.session_history_context(session=turn.session)
     turn.prompt = prompt_assemble(message=turn.request.message, hits=turn.context, history=history)
     turn.context = turn.prompt.context
-    elapsed = round((time.perf_counter() - started) * 1000, 2)
-    search_trace_add_stage(trace=turn.trace, stage={"stage": "prompt_budget", "ms": elapsed, **turn.prompt.budget})
+    search_trace_add_stage(
+        trace=turn.trace, stage={"stage": "prompt_budget", "ms": ms_since(started), **turn.prompt.budget}
+    )
 
 
 def _context_event(turn: _Turn) -> Event:
@@ -274,13 +276,13 @@ def chat_turn(
                 trace=trace,
                 outcome=SearchTrace.Outcome.PREPARE_FAILED,
                 error=f"{type(exc).__name__}: {exc}",
-                timings={"turn": _ms_since(started)},
+                timings={"turn": ms_since(started)},
             )
     if failure:
         yield Event(events.MOOD, {**mood_of(context=[], failed=True).as_dict(), "session_id": str(session.id)})
         yield Event(events.ERROR, {"error": failure, "session_id": str(session.id)})
         return
-    turn.prompt.budget["outside_model_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    turn.prompt.budget["outside_model_ms"] = ms_since(started)
     yield _context_event(turn)
 
     engine = ai.text_engine()
@@ -301,7 +303,7 @@ def chat_turn(
                     status = cancel.reason
                     break
                 if not produced:
-                    timings["first_token"] = _ms_since(started)
+                    timings["first_token"] = ms_since(started)
                 produced.append(piece)
                 yield Event(events.TOKEN, {"token": piece, "session_id": str(session.id)})
         finally:
@@ -309,13 +311,13 @@ def chat_turn(
     except GeneratorExit:
         # The transport went away (a closed socket or connection): keep what was said, marked partial.
         mood = mood_of(context=turn.context, retrieval_error=turn.retrieval_error)
-        timings["turn"] = _ms_since(started)
+        timings["turn"] = ms_since(started)
         _record_answer(turn, "".join(produced), generated=streaming, status="disconnected", mood=mood, timings=timings)
         raise
     except Exception as exc:  # the model failed: the user's turn is kept, the error is readable
         logger.warning("chat: generation failed: %s", exc)
         mood = mood_of(context=turn.context, failed=True)
-        timings["turn"] = _ms_since(started)
+        timings["turn"] = ms_since(started)
         _record_answer(
             turn, "".join(produced), generated=streaming, status="failed", mood=mood, error=str(exc), timings=timings
         )
@@ -325,7 +327,7 @@ def chat_turn(
         return
     answer = "".join(produced)
     mood = mood_of(context=turn.context, retrieval_error=turn.retrieval_error)
-    timings["turn"] = _ms_since(started)
+    timings["turn"] = ms_since(started)
     _record_answer(turn, answer, generated=streaming, status=status, mood=mood, timings=timings)
     yield Event(events.MOOD, {**mood.as_dict(), "session_id": str(session.id)})
     done: dict[str, Any] = {"message": answer, "session_id": str(session.id)}
@@ -335,10 +337,6 @@ def chat_turn(
         done["retrieval_error"] = turn.retrieval_error
     done["prompt_tokens"] = turn.prompt.tokens
     yield Event(events.DONE, done)
-
-
-def _ms_since(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 2)
 
 
 def chat_reply(*, owner, request: ChatRequest, target: ChatTarget | None = None) -> dict[str, Any]:

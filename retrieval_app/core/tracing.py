@@ -7,6 +7,7 @@ percentiles, so that 100,000 traces are summed without reading their candidates'
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -38,6 +39,11 @@ _UNTIMED_LABELS = {
     "score_threshold": "score threshold",
     "token_budget": "token budget",
 }
+
+
+def ms_since(started: float) -> float:
+    """Milliseconds since ``started`` (a ``time.perf_counter()``), as traces record them."""
+    return round((time.perf_counter() - started) * 1000, 2)
 
 
 def stage_label(name: str) -> str:

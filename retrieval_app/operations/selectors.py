@@ -92,15 +92,14 @@ class Series:
     buckets: list[datetime]
     series: dict[str, list[float]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self._index = {moment: index for index, moment in enumerate(self.buckets)}
+
     def add(self, name: str, bucket: datetime, value: float) -> None:
         values = self.series.setdefault(name, [0] * len(self.buckets))
         # A row stamped after the period was computed (written meanwhile, or a clock ahead) is left out.
         if bucket in self._index:
             values[self._index[bucket]] += value
-
-    @property
-    def _index(self) -> dict[datetime, int]:
-        return {moment: index for index, moment in enumerate(self.buckets)}
 
     def total(self, name: str) -> float:
         return sum(self.series.get(name, []))

@@ -41,31 +41,18 @@ def _require(request: HttpRequest, *permissions: str) -> None:
 
 
 def _queue_status() -> dict[str, Any]:
-    status = cache.get(QUEUE_STATUS_KEY)
-    if status is None:
-        workers = health.worker_status()
-        status = {
-            "workers": workers,
-            **health.queue_status(consumers=workers.get("consumers")),
-            "checked_at": timezone.now(),
-        }
-        if workers.get("error"):
-            status["problems"].insert(0, f"the workers cannot be asked: {workers['error']}")
-        cache.set(QUEUE_STATUS_KEY, status, QUEUE_STATUS_CACHE_S)
-    return status
+    """The queues as the dashboard shows them, with the problems of the workers and the queues."""
+
+    def ask() -> dict[str, Any]:
+        report = health.workers_report()
+        return {**report["queues"], "problems": report["problems"], "checked_at": timezone.now()}
+
+    return cache.get_or_set(QUEUE_STATUS_KEY, ask, QUEUE_STATUS_CACHE_S)
 
 
 # What every user keeps, and who was active, are read over whole tables (a second at tens of millions of
 # rows) and change slowly: the dashboard reuses an answer this recent, and says when it was computed.
 KEPT_FOR_S = 300
-
-
-def _kept(key: str, compute):
-    kept = cache.get(key)
-    if kept is None:
-        kept = compute()
-        cache.set(key, kept, KEPT_FOR_S)
-    return kept
 
 
 def _owner_filter(request: HttpRequest) -> tuple[int | None, str, str]:
@@ -92,7 +79,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     costs = selectors.dashboard_costs(period=period, owner_id=owner_id)
     failures = selectors.dashboard_failures(period=period, owner_id=owner_id)
     ingestion = selectors.dashboard_ingestion(period=period, owner_id=owner_id)
-    storage = _kept(f"ops:storage:{owner_id}", lambda: selectors.dashboard_storage(owner_id=owner_id))
+    storage = cache.get_or_set(
+        f"ops:storage:{owner_id}", lambda: selectors.dashboard_storage(owner_id=owner_id), KEPT_FOR_S
+    )
     queues = _queue_status()
     day_labels = [charts.bucket_label(day, "day") for day in costs.days]
     failure_names = [name for name in activity.failures.series if activity.failures.total(name)]
@@ -103,7 +92,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "periods": list(selectors.PERIODS),
         "username": username,
         "user_error": user_error,
-        "active_users": _kept(f"ops:users:{period.name}", lambda: selectors.users_with_activity(period=period)),
+        "active_users": cache.get_or_set(
+            f"ops:users:{period.name}", lambda: selectors.users_with_activity(period=period), KEPT_FOR_S
+        ),
         "labels": labels,
         "activity": activity,
         "activity_chart": charts.stacked_bars(

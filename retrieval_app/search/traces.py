@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db.models import F, Func, Value
 
-from retrieval_app.core.tracing import RESULT_TEXT_CHARS, timings_of
+from retrieval_app.core.tracing import RESULT_TEXT_CHARS, ms_since, timings_of
 from retrieval_app.models import SearchTrace
 from retrieval_app.search.hits import Hit
 
@@ -27,7 +27,7 @@ class Run:
     plan: dict[str, Any] = field(default_factory=dict)
 
     def stage(self, name: str, started: float, **details: Any) -> None:
-        self.stages.append({"stage": name, "ms": round((time.perf_counter() - started) * 1000, 2), **details})
+        self.stages.append({"stage": name, "ms": ms_since(started), **details})
 
 
 def _result(hit: Hit) -> dict[str, Any]:
@@ -47,7 +47,7 @@ def _result(hit: Hit) -> dict[str, Any]:
 
 
 def search_trace_record(*, run: Run, hits: Sequence[Hit], session=None, rewrite=None, save: bool = True) -> SearchTrace:
-    total_ms = round((time.perf_counter() - run.started) * 1000, 2)
+    total_ms = ms_since(run.started)
     trace = SearchTrace(
         owner=run.owner,
         session=session,

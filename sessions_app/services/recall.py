@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 
 from retrieval_app.core import ai
-from retrieval_app.core.tracing import RESULT_TEXT_CHARS, timings_of
+from retrieval_app.core.tracing import RESULT_TEXT_CHARS, ms_since, timings_of
 from retrieval_app.models import SearchTrace
 from sessions_app import selectors
 from sessions_app.models import ChatSession
@@ -40,12 +40,12 @@ def memory_recall(*, owner, query: str, **filters: Any) -> dict[str, Any]:
     started = time.perf_counter()
     vector, model = _embedded(query, purpose="recall", owner_id=owner.id)
     stages: list[dict[str, Any]] = [
-        {"stage": "query", "ms": _ms_since(started), "embedded": vector is not None, "model": model}
+        {"stage": "query", "ms": ms_since(started), "embedded": vector is not None, "model": model}
     ]
     found = selectors.recall_messages(
         owner=owner, query=query, query_vector=vector, query_model=model, stages=stages, **filters
     )
-    total_ms = _ms_since(started)
+    total_ms = ms_since(started)
     SearchTrace.objects.create(
         owner=owner,
         kind=SearchTrace.Kind.RECALL,
@@ -75,10 +75,6 @@ def memory_recall(*, owner, query: str, **filters: Any) -> dict[str, Any]:
         timings=timings_of(stages, total_ms=total_ms),
     )
     return found
-
-
-def _ms_since(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 2)
 
 
 @dataclass
