@@ -188,6 +188,14 @@ def test_an_operator_reads_the_dashboard_a_trace_and_a_conversation_and_keeps_th
 def _screenshots(browser, base: str, state, session_url: str, trace_url: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for scheme in ("light", "dark"):
+        # A phone, too: an operator paged at night reads the dashboard and a trace there.
+        phone, _ = open_page(browser, base, width=390, scheme=scheme, state=state)
+        for name, path in (("ops-dashboard", "/admin/ops/?period=24h"), ("ops-trace", trace_url)):
+            phone.goto(path)
+            phone.wait_for_load_state("networkidle")
+            assert _fits(phone), f"{name} overflows at 390 px"
+            phone.screenshot(path=str(SCREENSHOTS / f"{name}-390-{scheme}.png"))
+        phone.context.close()
         page, _ = open_page(browser, base, width=1440, scheme=scheme, state=state)
         for name, path in (
             ("ops-dashboard", "/admin/ops/?period=24h"),
