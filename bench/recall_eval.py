@@ -4,7 +4,7 @@ evidence turns, by question kind and by ranking strategy, with the latency of ea
 Each conversation is loaded for a user of its own, one chat session per conversation session, every turn a
 "user" message with ``{"speaker": name}`` in its metadata and the session's date plus one minute per turn as its
 time. The messages are then embedded by the configured model (the local MiniLM by default) and every question is
-asked of ``sessions_app.services.memory_recall`` with 25 results, no token limit and no threshold.
+asked of ``retrieval_app.search.memory_recall`` with 25 results, no token limit and no threshold.
 
 A question's evidence turns are judged in the top k results: recall@k is the share of them found (averaged over
 questions), hit@k whether any was, MRR the reciprocal rank of the first. "absent" questions, about things never
@@ -100,7 +100,7 @@ class Recall:
     def __init__(self, strategy: str):
         from django.conf import settings
 
-        from sessions_app.services import memory_recall
+        from retrieval_app.search import memory_recall
 
         self.call_service = memory_recall
         self.requested = strategy

@@ -131,7 +131,7 @@ def load_messages(owner, count: int, pool: VectorPool, *, per_session: int = 50)
 
 
 def bench_recall(owner, rng: random.Random, queries: int = 200) -> dict:
-    from sessions_app.services import memory_recall
+    from retrieval_app.search import memory_recall
 
     samples = []
     sources = set()

@@ -258,21 +258,18 @@ AUTO_COMMIT_TURNS = env_int("AUTO_COMMIT_TURNS", 40, minimum=0)
 # The verbatim history handed to a model: at most HISTORY_MAX_TURNS turns within this many tokens.
 HISTORY_TOKEN_BUDGET = env_int("HISTORY_TOKEN_BUDGET", 800, minimum=50)
 ROLLING_SUMMARY_MAX_WORDS = env_int("ROLLING_SUMMARY_MAX_WORDS", 200, minimum=20)
-# Cross-session recall: cosine similarity floor. Unset: tuned per embedding model (see sessions_app.selectors).
+# Cross-session recall: cosine similarity floor. Unset: tuned per embedding model (see retrieval_app.search.recall).
 RECALL_SIMILARITY_THRESHOLD = env_str("RECALL_SIMILARITY_THRESHOLD")
 # What a message's vector is made from: its words alone ("none"), with its speaker and date
 # ("speaker"), or also with the turn it answers ("full"); bench/recall_eval.py measures them.
 MESSAGE_CONTEXT = env_str("MESSAGE_CONTEXT", "full")
-# How recall ranks earlier messages (bench/recall_eval.py compares them): dense, keyword, bm25, rrf or blend.
-RECALL_STRATEGY = env_str("RECALL_STRATEGY", "rrf")
+# How recall ranks earlier messages (bench/recall_eval.py compares them): learned (every signal, fused by
+# the model bench/recall_fit.py fits), rrf, blend, dense, bm25 or keyword.
+RECALL_STRATEGY = env_str("RECALL_STRATEGY", "learned")
 # In the blend, the share of BM25 (normalised to the best match) beside cosine similarity.
 RECALL_KEYWORD_WEIGHT = env_float("RECALL_KEYWORD_WEIGHT", 0.3)
 # A question that names a time ("last May", "on 31 March 2025") prefers what was said then by this much.
 RECALL_TIME_BOOST = env_float("RECALL_TIME_BOOST", 0.2)
-# Two-stage recall: the sessions whose archive overviews answer best (this many; 0: off) have their
-# turns searched too and preferred by RECALL_SESSION_BOOST.
-RECALL_SESSIONS = env_int("RECALL_SESSIONS", 0)
-RECALL_SESSION_BOOST = env_float("RECALL_SESSION_BOOST", 0.2)
 # The share of a neighbouring turn's score a recalled turn gains when that neighbour matches too.
 RECALL_NEIGHBOUR_WEIGHT = env_float("RECALL_NEIGHBOUR_WEIGHT", 0.3)
 

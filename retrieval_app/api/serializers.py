@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from config.api import reject_nul
 from config.schema import non_blank_text, viking_uri
+from retrieval_app.search.recall import RECALL_STRATEGIES
 from retrieval_app.search.serializers import HIT_SERIALIZERS, ContextItemSerializer
 
 MAX_LIMIT = 100
@@ -123,3 +124,27 @@ class ChatOutSerializer(serializers.Serializer):
         help_text="confident: grounded in a strong passage; uncertain: weak or no context; apologetic: a failure.",
     )
     mood_reason = serializers.CharField(help_text="Why the answer has this mood, in plain words.")
+
+
+@extend_schema_field(non_blank_text(10_000))
+class RecallQueryField(serializers.CharField):
+    """Trimmed, so a query of spaces only is blank and refused."""
+
+
+class RecallInSerializer(serializers.Serializer):
+    query = RecallQueryField(max_length=10_000, validators=[reject_nul])
+    agent_id = serializers.CharField(
+        max_length=128, required=False, allow_blank=True, default=None, validators=[reject_nul]
+    )
+    exclude_session_id = serializers.UUIDField(required=False, allow_null=True, default=None)
+    max_results = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
+    max_tokens = serializers.IntegerField(required=False, default=2000, min_value=1, max_value=100_000)
+    threshold = serializers.FloatField(required=False, allow_null=True, default=None, min_value=-1.0, max_value=1.0)
+    strategy = serializers.ChoiceField(
+        choices=RECALL_STRATEGIES,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="How to rank: learned (every signal, fused), rrf, blend, dense, bm25 or keyword (ts_rank); "
+        "the default is RECALL_STRATEGY.",
+    )

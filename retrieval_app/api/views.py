@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -141,3 +142,22 @@ class ChatStreamView(APIView):
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # a proxy in front must not hold the stream back
         return response
+
+
+class RecallView(APIView):
+    @extend_schema(
+        request=s.RecallInSerializer,
+        responses=inline_serializer(
+            "Recall",
+            {
+                "messages": serializers.ListField(child=serializers.DictField()),
+                "source": serializers.ChoiceField(choices=["vector", "keyword", "hybrid"]),
+                "token_estimate": serializers.IntegerField(),
+                "count": serializers.IntegerField(),
+            },
+        ),
+        summary="Messages from earlier sessions relevant to a query",
+    )
+    def post(self, request: Request) -> Response:
+        params = validated(s.RecallInSerializer, request.data)
+        return Response(search.memory_recall(owner=request.user, **params))

@@ -10,7 +10,9 @@ agent): the number of rows, their average length, and each stem's document frequ
 the GIN index and stop at KEYWORD_COMMON_ROWS: a stem found in that many rows says little, its weight is
 near zero, and it is left out of the match (the dense side covers what such words mean). Statistics
 are remembered for a few minutes per scope; they drift slowly, so a stale one changes scores a
-little, never which rows can be found.
+little, never which rows can be found: a stem counted in no row still takes part in the match,
+weighted as the rarest word, so a word searched for before anyone wrote it is found the moment a
+message holding it is written.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import contextlib
 import hashlib
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
@@ -54,7 +57,8 @@ def _cached(key: str, compute):
     return value
 
 
-def _quoted(lexeme: str) -> str:
+def quoted(lexeme: str) -> str:
+    """A stem as a tsquery literal."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
@@ -100,7 +104,7 @@ def document_frequencies(
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT " + ", ".join([count] * len(missing)),
-                tuple(value for lexeme in missing for value in (*params, _quoted(lexeme), _common_rows())),
+                tuple(value for lexeme in missing for value in (*params, quoted(lexeme), _common_rows())),
             )
             counted = dict(zip(missing, cursor.fetchone(), strict=True))
         found.update(counted)
@@ -114,11 +118,49 @@ def idf(rows: int, frequency: int) -> float:
     return math.log(1 + (rows - frequency + 0.5) / (frequency + 0.5))
 
 
+@dataclass(frozen=True)
+class TermStatistics:
+    """What BM25 knows of a scope for one query: its rows, their average length in stems, and the
+    weight (inverse document frequency) of each query stem worth matching. A stem in
+    KEYWORD_COMMON_ROWS rows or more has none; one counted in no row (the count may be a few minutes
+    old) weighs as much as a stem in one row, which is what the first row written with it makes it."""
+
+    rows: int
+    average_length: float
+    weights: dict[str, float]
+
+    def score(self, matched: Sequence[str], length: int) -> float:
+        """BM25 of a text holding ``matched`` stems (each counted once) in ``length`` stems."""
+        total = sum(self.weights.get(lexeme, 0.0) for lexeme in set(matched))
+        return total * (K1 + 1) / (1 + K1 * (1 - B + B * length / self.average_length))
+
+
+def term_statistics(
+    queryset: QuerySet, lexemes: Sequence[str], scope: tuple[str, tuple] | None = None
+) -> TermStatistics:
+    """The scope's statistics for ``lexemes`` (two round trips at most, both often answered from the cache)."""
+    scope = scope or _scope_sql(queryset)
+    rows, average = collection_stats(queryset, scope)
+    frequencies = document_frequencies(queryset, lexemes, scope) if lexemes else {}
+    common = _common_rows()
+    # A stem in that many rows says little and would make the ranking read all of them: the dense
+    # side covers what such words mean.
+    weights = {lexeme: idf(max(rows, 1), max(df, 1)) for lexeme, df in frequencies.items() if df < common}
+    return TermStatistics(rows=rows, average_length=average, weights=weights)
+
+
 def bm25_rank(
-    queryset: QuerySet, lexemes: Sequence[str], *, limit: int, key: str = "pk", term_counts: bool = True
+    queryset: QuerySet,
+    lexemes: Sequence[str],
+    *,
+    limit: int,
+    key: str = "pk",
+    term_counts: bool = True,
+    statistics: TermStatistics | None = None,
 ) -> list[tuple[object, float]]:
     """The rows in scope matching any informative stem, as (key, BM25 score), best first; ``key`` is
-    the primary key or another unique column (a URI).
+    the primary key or another unique column (a URI). ``statistics`` are the scope's, when the caller
+    has them already.
 
     With ``term_counts`` off, a stem counts once however often a text repeats it: exact for short
     texts such as chat turns, where a word seldom comes twice, and several times cheaper, since
@@ -127,17 +169,13 @@ def bm25_rank(
     if not lexemes:
         return []
     scope = _scope_sql(queryset)
-    rows, average = collection_stats(queryset, scope)
-    frequencies = document_frequencies(queryset, lexemes, scope)
-    common = _common_rows()
-    # A stem in that many rows says little and would make the ranking read all of them: the dense
-    # side covers what such words mean.
-    informative = [lexeme for lexeme, df in frequencies.items() if 0 < df < common]
-    if not informative:
+    statistics = statistics or term_statistics(queryset, lexemes, scope)
+    weights = [(lexeme, statistics.weights[lexeme]) for lexeme in lexemes if lexeme in statistics.weights]
+    if not weights:
         return []
-    weights = [(lexeme, idf(rows, frequencies[lexeme])) for lexeme in informative]
+    average = statistics.average_length
     sql, params = scope if key == "pk" else _scope_sql(queryset, key)
-    tsquery = " | ".join(_quoted(lexeme) for lexeme, _ in weights)
+    tsquery = " | ".join(quoted(lexeme) for lexeme, _ in weights)
     key = _key_column(queryset, key)
     norm = "(1 - %s + %s * length(scope.search_vector) / %s)"
     if term_counts:
@@ -161,7 +199,7 @@ def bm25_rank(
             f" FROM ({sql}) AS scope WHERE scope.search_vector @@ %s::tsquery"
             f" ORDER BY score DESC, scope.{key} LIMIT %s"
         )
-        flat = [value for lexeme, weight in weights for value in (_quoted(lexeme), weight)]
+        flat = [value for lexeme, weight in weights for value in (quoted(lexeme), weight)]
         arguments = (*flat, K1 + 1, K1, B, B, average, *params, tsquery, limit)
     with connection.cursor() as cursor:
         cursor.execute(query, arguments)

@@ -8,12 +8,17 @@ TEXT_SEARCH_CONFIG = "english"
 MAX_QUERY_LEXEMES = 64
 
 
+# The stems of a text, as an array, for a query that needs them beside something else.
+LEXEMES_SQL = "ARRAY(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY positions[1] LIMIT %s)"
+
+
+def lexemes_params(text: str) -> list:
+    return [TEXT_SEARCH_CONFIG, text, MAX_QUERY_LEXEMES]
+
+
 def query_lexemes(text: str) -> tuple[str, ...]:
     """The stems PostgreSQL's English configuration makes of ``text``, stopwords dropped, in the order
     they appear (so that a very long query keeps its beginning)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY positions[1] LIMIT %s",
-            [TEXT_SEARCH_CONFIG, text, MAX_QUERY_LEXEMES],
-        )
-        return tuple(row[0] for row in cursor.fetchall())
+        cursor.execute(f"SELECT {LEXEMES_SQL}", lexemes_params(text))
+        return tuple(cursor.fetchone()[0] or ())

@@ -102,3 +102,24 @@ def span_of(question: str, *, now: datetime | None = None) -> Span | None:
         days = {"yesterday": 1, "week": 7, "month": 30, "year": 365}[match.group(1).lower().split()[-1]]
         return Span(now - timedelta(days=2 * days) - timedelta(days=1), now, match.group(0))
     return None
+
+
+# A question about when something happened, and words that say when it did; recall prefers turns
+# holding such words for such questions ("When did she adopt the kitten?" / "We got her last Saturday!").
+_ASKS_WHEN = re.compile(
+    r"^\s*when\b|\b(?:what|which)\s+(?:date|day|month|year|week|time)\b|\bhow\s+long\s+ago\b|\bsince\s+when\b",
+    re.IGNORECASE,
+)
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTH_NAMES = "january|february|march|april|may|june|july|august|september|october|november|december"
+# PostgreSQL's regular expressions (\m and \M bound a word), matched case-insensitively.
+TIME_WORDS_SQL = (
+    rf"\m(yesterday|today|tonight|tomorrow|ago|weekend|{_WEEKDAYS}|{_MONTH_NAMES}"
+    r"|(last|next|this|past|coming)\s+(week|month|year|night|morning|evening|summer|winter|spring|autumn|fall)"
+    r"|[0-9]{1,2}(st|nd|rd|th)|(19|20)[0-9]{2})\M"
+)
+
+
+def asks_when(question: str) -> bool:
+    """Whether ``question`` asks when something happened (or will)."""
+    return bool(_ASKS_WHEN.search(question))

@@ -25,14 +25,17 @@ from pgvector.django import CosineDistance
 
 from documents_app.uris import directory_ancestors
 from retrieval_app.core import bm25
+from retrieval_app.core.bm25 import quoted
 from retrieval_app.core.vectors import has_more_rows_than, nearest_neighbours
+from retrieval_app.search.fusion import RRF_K, blend, reciprocal_rank
 from sessions_app.uris import memory_uri
 
 MAX_CHECKED_LEXEMES = 16
-RRF_K = 60
 SEED_DIRECTORIES = 10
 EXPANSIONS_PER_ROUND = 4
 TRACE_CANDIDATES = 30
+# A person's memories up to this many are scored exactly, all of them, in one query.
+MEMORY_EXACT_SCAN_MAX_ROWS = 500
 
 
 @dataclass(frozen=True)
@@ -106,13 +109,6 @@ class Candidate:
         }
 
 
-def blend(*, dense: float | None, coverage: float) -> float:
-    """A calibrated score in [0, 1]: cosine similarity and the share of query stems present, weighted
-    by KEYWORD_WEIGHT. A row without a vector still scores by its keywords."""
-    weight = settings.KEYWORD_WEIGHT
-    return (1 - weight) * max(dense or 0.0, 0.0) + weight * coverage
-
-
 def _table(queryset: QuerySet) -> str:
     return connection.ops.quote_name(queryset.model._meta.db_table)
 
@@ -134,7 +130,7 @@ def scored(queryset: QuerySet, query: Query, *, text: bool = True) -> QuerySet:
     if query.lexemes:
         # One probe of the row's tsvector per stem: far cheaper than expanding or ranking the tsvector.
         tests = ", ".join(f"CASE WHEN {table}.search_vector @@ %s::tsquery THEN %s END" for _ in query.lexemes)
-        params = [value for lexeme in query.lexemes for value in (_quoted(lexeme), lexeme)]
+        params = [value for lexeme in query.lexemes for value in (quoted(lexeme), lexeme)]
         # Parameters are bound; the table name comes from the model.
         annotations["matched"] = RawSQL(f"array_remove(ARRAY[{tests}]::text[], NULL)", params)  # noqa: S611
     else:
@@ -199,14 +195,10 @@ def informative_lexemes(queryset: QuerySet, lexemes: Sequence[str]) -> tuple[str
     kept = []
     # Each stem costs a (cached) count; a long query's first stems carry its subject.
     for lexeme in lexemes[:MAX_CHECKED_LEXEMES]:
-        matching = queryset.filter(search_vector=SearchQuery(_quoted(lexeme), search_type="raw", config="simple"))
+        matching = queryset.filter(search_vector=SearchQuery(quoted(lexeme), search_type="raw", config="simple"))
         if not has_more_rows_than(matching, cap - 1):
             kept.append(lexeme)
     return tuple(kept)
-
-
-def _quoted(lexeme: str) -> str:
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def keyword_uris(queryset: QuerySet, query: Query, *, limit: int, key: str = "uri") -> list[tuple[Any, float]]:
@@ -217,7 +209,7 @@ def keyword_uris(queryset: QuerySet, query: Query, *, limit: int, key: str = "ur
     lexemes = informative_lexemes(queryset, query.lexemes)
     if not lexemes:
         return []
-    tsquery = " | ".join(_quoted(lexeme) for lexeme in lexemes)
+    tsquery = " | ".join(quoted(lexeme) for lexeme in lexemes)
     table = _table(queryset)
     rows = (
         queryset.filter(search_vector=SearchQuery(tsquery, search_type="raw", config="simple"))
@@ -290,11 +282,8 @@ def chunk_candidates(
             if uri in candidates:
                 candidates[uri].found_by.add(name)
     if fusion == "rrf":
-        ranks: dict[str, float] = {}
         lists = [ranked for ranked in (dense, keyword) if ranked]
-        for ranked in lists:
-            for position, (uri, _) in enumerate(ranked, start=1):
-                ranks[uri] = ranks.get(uri, 0.0) + 1.0 / (RRF_K + position)
+        ranks = reciprocal_rank([[uri for uri, _ in ranked] for ranked in lists])
         best = len(lists) / (RRF_K + 1) if lists else 1.0
         for uri, candidate in candidates.items():
             candidate.own = candidate.score = ranks.get(uri, 0.0) / best
@@ -415,14 +404,18 @@ def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Ret
 def memory_candidates(memories: QuerySet, query: Query, *, limit: int) -> Retrieval:
     """Long-term memories relevant to the query, by either retriever, scored like document nodes.
 
-    A memory is kept when its similarity reaches MEMORY_SIMILARITY_THRESHOLD or it holds at least half
-    the query's stems; the trace lists the rest as cut.
+    A person's memories are usually few: up to MEMORY_EXACT_SCAN_MAX_ROWS of them are all scored
+    exactly in one query; more are narrowed by the two retrievers first. A memory is kept when its
+    similarity reaches MEMORY_SIMILARITY_THRESHOLD or it holds at least half the query's stems; the
+    trace lists the rest as cut.
     """
     started = time.perf_counter()
-    dense = dense_uris(memories, query, limit=limit, key="id")
-    keyword = keyword_uris(memories, query, limit=limit, key="id")
+    if has_more_rows_than(memories, MEMORY_EXACT_SCAN_MAX_ROWS):
+        dense = dense_uris(memories, query, limit=limit, key="id")
+        keyword = keyword_uris(memories, query, limit=limit, key="id")
+        memories = memories.filter(id__in=[i for i, _ in dense] + [i for i, _ in keyword])
     found: dict[int, Candidate] = {}
-    for memory in scored(memories.filter(id__in=[i for i, _ in dense] + [i for i, _ in keyword]), query):
+    for memory in scored(memories, query):
         matched = sorted(memory.matched or [])
         coverage = query.coverage(matched)
         candidate = Candidate(
@@ -434,12 +427,13 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int) -> Retrie
             matched=matched,
         )
         candidate.own = candidate.score = blend(dense=memory.dense, coverage=coverage)
-        candidate.found_by = {name for name, ids in (("dense", dense), ("keyword", keyword)) if memory.id in dict(ids)}
+        candidate.found_by = {"dense"} if memory.dense is not None else set()
+        candidate.found_by |= {"keyword"} if matched else set()
         found[memory.id] = candidate
     floor = settings.MEMORY_SIMILARITY_THRESHOLD
     kept = [c for c in found.values() if (c.dense or 0.0) >= floor or c.keyword >= 0.5]
-    cut = [c.summary() for c in found.values() if c not in kept]
-    ranked = sorted(kept, key=lambda c: (-c.score, c.uri))
+    ranked = sorted(kept, key=lambda c: (-c.score, c.uri))[:limit]
+    cut = [c.summary() for c in found.values() if c not in ranked]
     stage = _stage(
         "memories", started, threshold=floor, candidates=[c.summary() for c in ranked], cut=cut[:TRACE_CANDIDATES]
     )

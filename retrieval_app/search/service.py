@@ -28,11 +28,12 @@ from retrieval_app.core.db import release_database_connections
 from retrieval_app.core.text import TEXT_SEARCH_CONFIG, query_lexemes
 from retrieval_app.exceptions import QueryTooLong
 from retrieval_app.models import SearchTrace
-from retrieval_app.search import retrievers, rewriting
+from retrieval_app.search import fusion, retrievers, rewriting
 from retrieval_app.search.hits import Hit, memory_hit, message_hit, node_hit
+from retrieval_app.search.recall import recall_messages
 from retrieval_app.search.traces import Run, search_trace_dict, search_trace_record
 from sessions_app.models import ChatSession, Memory
-from sessions_app.selectors import recall_messages, session_summary_text
+from sessions_app.selectors import session_summary_text
 from sessions_app.services import SearchContext, session_search_context, working_set_update
 
 logger = logging.getLogger(__name__)
@@ -277,6 +278,7 @@ def _conversation_hits(
         max_tokens=settings.SEARCH_MAX_TOKENS,
         query_vector=query.vector,
         query_model=query.model,
+        query_stems=query.lexemes,
     )
     hits, echoes = [], []
     messages = []
@@ -292,7 +294,7 @@ def _conversation_hits(
         how = f"semantic similarity {similarity:.2f}" if similarity is not None else "keyword match"
         how += f", {round(share * len(query.lexemes))}/{len(query.lexemes)} query terms" if query.lexemes else ""
         # Scored like document nodes and memories, so that one ranking and one threshold fit them all.
-        score = retrievers.blend(dense=similarity, coverage=share)
+        score = fusion.blend(dense=similarity, coverage=share)
         hits.append(message_hit(message, score=score, how=how, recall_source=recalled["source"]))
     run.stage("conversations", started, source=recalled["source"], candidates=[h.brief() for h in hits], echoes=echoes)
     return hits

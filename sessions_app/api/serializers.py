@@ -11,7 +11,6 @@ from rest_framework import serializers
 from config.api import reject_nul
 from config.schema import JSON_OBJECT, non_blank_text
 from sessions_app.models import Memory, Message
-from sessions_app.selectors import RECALL_STRATEGIES
 
 
 @extend_schema_field(JSON_OBJECT)
@@ -122,29 +121,6 @@ class ContextQuerySerializer(serializers.Serializer):
     )
     max_archives = serializers.IntegerField(required=False, default=3, min_value=0, max_value=50)
     max_messages = serializers.IntegerField(required=False, default=20, min_value=0, max_value=1000)
-
-
-@extend_schema_field(non_blank_text(10_000))
-class RecallQueryField(serializers.CharField):
-    """Trimmed, so a query of spaces only is blank and refused."""
-
-
-class RecallInSerializer(serializers.Serializer):
-    query = RecallQueryField(max_length=10_000, validators=[reject_nul])
-    agent_id = serializers.CharField(
-        max_length=128, required=False, allow_blank=True, default=None, validators=[reject_nul]
-    )
-    exclude_session_id = serializers.UUIDField(required=False, allow_null=True, default=None)
-    max_results = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
-    max_tokens = serializers.IntegerField(required=False, default=2000, min_value=1, max_value=100_000)
-    threshold = serializers.FloatField(required=False, allow_null=True, default=None, min_value=-1.0, max_value=1.0)
-    strategy = serializers.ChoiceField(
-        choices=RECALL_STRATEGIES,
-        required=False,
-        allow_blank=True,
-        default="",
-        help_text="How to rank: dense, keyword (ts_rank), bm25, rrf or blend (the default: RECALL_STRATEGY).",
-    )
 
 
 # Query strings are validated as plain dicts (see the views), so an empty parameter is a value like any

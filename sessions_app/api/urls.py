@@ -12,7 +12,6 @@ urlpatterns = [
     path("sessions/<str:session_id>/context", views.SessionContextView.as_view(), name="session-context"),
     path("sessions/<str:session_id>/history", views.SessionHistoryView.as_view(), name="session-history"),
     path("sessions/<str:session_id>/working-set", views.SessionWorkingSetView.as_view(), name="session-working-set"),
-    path("memory/recall", views.RecallView.as_view(), name="memory-recall"),
     path("memories", views.MemoryListView.as_view(), name="memory-list"),
     path("memories/<str:memory_id>", views.MemoryDetailView.as_view(), name="memory-detail"),
 ]

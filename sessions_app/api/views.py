@@ -189,25 +189,6 @@ class SessionWorkingSetView(APIView):
         return Response(state.as_dict())
 
 
-class RecallView(APIView):
-    @extend_schema(
-        request=s.RecallInSerializer,
-        responses=inline_serializer(
-            "Recall",
-            {
-                "messages": serializers.ListField(child=serializers.DictField()),
-                "source": serializers.ChoiceField(choices=["vector", "keyword", "hybrid"]),
-                "token_estimate": serializers.IntegerField(),
-                "count": serializers.IntegerField(),
-            },
-        ),
-        summary="Messages from earlier sessions relevant to a query",
-    )
-    def post(self, request: Request) -> Response:
-        params = validated(s.RecallInSerializer, request.data)
-        return Response(services.memory_recall(owner=request.user, **params))
-
-
 class MemoryListView(APIView):
     pagination_class = PageNumberPagination
 

@@ -7,14 +7,14 @@ workers are queued only after the rows they need are committed.
 - ``memories``: extraction from what people said, merged by (category, key) with history;
 - ``history``: the rolling summary that keeps a model's view of a session bounded;
 - ``working_set``: what a session is currently about, shared by every process through Redis;
-- ``recall``: the reads that need a query embedded first (recall, context for search).
+- ``context``: what a search inside a session is handed of it (its query embedded first).
 """
 
 from sessions_app.services.commit import CommitResult, session_commit
+from sessions_app.services.context import SearchContext, session_search_context
 from sessions_app.services.history import FOLD_BATCH, HistoryContext, session_history_context
 from sessions_app.services.memories import memory_delete, memory_edit, memory_extract_and_upsert, memory_upsert
 from sessions_app.services.messages import NewMessage, message_bulk_create, message_exchange_replace
-from sessions_app.services.recall import SearchContext, memory_recall, session_search_context
 from sessions_app.services.sessions import session_create, session_delete, session_update
 from sessions_app.services.working_set import (
     MAX_SECTIONS,
@@ -35,7 +35,6 @@ __all__ = [
     "memory_delete",
     "memory_edit",
     "memory_extract_and_upsert",
-    "memory_recall",
     "memory_upsert",
     "message_bulk_create",
     "message_exchange_replace",

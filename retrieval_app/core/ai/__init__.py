@@ -8,6 +8,7 @@ as a ``ModelCall`` (tokens, cost, latency, errors), which the admin shows.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 
@@ -19,6 +20,8 @@ from retrieval_app.core.ai.engines import Overview, TextEngine, Turn, spoken, te
 from retrieval_app.core.ai.memories import MemoryCandidate
 from retrieval_app.core.ai.tokens import estimate_tokens
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "EmbeddingError",
     "MemoryCandidate",
@@ -27,6 +30,7 @@ __all__ = [
     "Turn",
     "active_embedding_model",
     "embed_query",
+    "embed_query_or_none",
     "embed_texts",
     "estimate_tokens",
     "record_call",
@@ -84,3 +88,15 @@ def embed_texts(texts: Sequence[str], *, purpose: str, owner_id: int | None = No
 def embed_query(text: str, *, purpose: str = "query", owner_id: int | None = None) -> tuple[list[float], str]:
     vectors, model = embed_texts([text], purpose=purpose, owner_id=owner_id)
     return vectors[0], model
+
+
+def embed_query_or_none(text: str, *, purpose: str, owner_id: int | None) -> tuple[list[float] | None, str]:
+    """The query's vector, or None when there is nothing to embed or the model fails: every caller
+    still answers from the words alone."""
+    if not text.strip():
+        return None, active_embedding_model()
+    try:
+        return embed_query(text, purpose=purpose, owner_id=owner_id)
+    except EmbeddingError:
+        logger.warning("%s: embedding the query failed; ranking by keywords", purpose)
+        return None, active_embedding_model()

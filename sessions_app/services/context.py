@@ -1,0 +1,47 @@
+"""The context a search inside a session needs: the archive overviews most relevant to the question,
+the latest turns and the working set. Embedding the question is a model call, and every model call is
+recorded, so this lives with the writes; the selectors it calls only read."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrieval_app.core import ai
+from sessions_app import selectors
+from sessions_app.models import ChatSession
+from sessions_app.services.working_set import WorkingSet, working_set_get
+
+
+@dataclass
+class SearchContext:
+    """Everything a search needs to know of the session it runs in, asked for once."""
+
+    summary: str
+    summaries: list[str]
+    recent_messages: list[dict[str, Any]]
+    working_set: WorkingSet = field(default_factory=WorkingSet)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The session context as the API gives it: ``{summary, summaries, recent_messages}``."""
+        return {"summary": self.summary, "summaries": self.summaries, "recent_messages": self.recent_messages}
+
+
+def session_search_context(
+    *,
+    session: ChatSession,
+    query: str = "",
+    query_vector: Sequence[float] | None = None,
+    query_model: str = "",
+    **limits: int,
+) -> SearchContext:
+    """The session's archive overviews most relevant to ``query`` (best first, joined into ``summary``),
+    its latest live turns, and its working set; ``limits`` are ``max_archives`` and ``max_messages``.
+    A caller that has embedded ``query`` already passes the vector; otherwise it is embedded here."""
+    if query_vector is None:
+        query_vector, query_model = ai.embed_query_or_none(query, purpose="session_context", owner_id=session.owner_id)
+    context = selectors.session_context_for_search(
+        session=session, query=query, query_vector=query_vector, query_model=query_model, **limits
+    )
+    return SearchContext(**context, working_set=working_set_get(session_id=str(session.id)))
