@@ -240,6 +240,7 @@ def _record_answer(
                     },
                 )
             ],
+            keep_folded=True,
         )
 
 

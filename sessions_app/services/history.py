@@ -22,8 +22,8 @@ def session_history_context(*, session: ChatSession) -> HistoryContext:
     """The session's history, bounded whatever its length.
 
     The last HISTORY_MAX_TURNS turns within HISTORY_TOKEN_BUDGET stay verbatim. Older turns are folded
-    into the rolling summary lazily: only when the verbatim turns overflow, and then down to half the
-    window, so the summariser runs once every few turns rather than on each. The summary and its
+    into the rolling summary only when the verbatim turns overflow, and then just those that no longer
+    fit, so the window always holds as many of the latest turns as it can. The summary and its
     watermark are stored before any turn leaves the verbatim window; if summarising fails, the window
     stays as it was.
     """
@@ -42,7 +42,7 @@ def session_history_context(*, session: ChatSession) -> HistoryContext:
         fits = len(unsummarized) <= max_turns and sum(history_tokens(m) for m in unsummarized) <= budget
         if fits:
             return HistoryContext(summary=summary, turns=unsummarized, summary_through_seq=watermark)
-        keep = history_window(unsummarized, max_turns=max(1, max_turns // 2), budget=budget // 2)
+        keep = history_window(unsummarized, max_turns=max_turns, budget=budget)
         to_fold = unsummarized[: len(unsummarized) - len(keep)]
         try:
             engine = ai.text_engine()

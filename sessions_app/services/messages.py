@@ -34,9 +34,16 @@ class NewMessage:
     metadata: dict = field(default_factory=dict)
 
 
-def message_bulk_create(*, session: ChatSession, messages: Sequence[NewMessage]) -> list[Message]:
+def message_bulk_create(
+    *, session: ChatSession, messages: Sequence[NewMessage], keep_folded: bool = False
+) -> list[Message]:
     """Records messages as given, in order, after the session's last one. No model is called: the
-    embeddings are made by a worker once the rows are committed, and a failure there loses nothing."""
+    embeddings are made by a worker once the rows are committed, and a failure there loses nothing.
+
+    A session written through the API is folded into its rolling summary by a worker once its
+    unsummarized turns reach twice the verbatim window. ``keep_folded`` (a chat recording its answer)
+    has the worker fold as soon as the window overflows, so the history a model or a person reads next
+    holds every turn, in the summary or verbatim, without the next turn waiting for the summariser."""
     now = timezone.now()
     newest = max(item.created_at or now for item in messages)
     with transaction.atomic():
@@ -69,10 +76,9 @@ def message_bulk_create(*, session: ChatSession, messages: Sequence[NewMessage])
         embed_later(kind="messages", ids=[row.id for row in rows])
         if settings.AUTO_COMMIT_TURNS and live + len(rows) >= settings.AUTO_COMMIT_TURNS:
             enqueue_on_commit(AUTO_COMMIT_TASK, str(session.pk))
-        # A chat folds before each answer; a session written only through the API is folded by a
-        # worker once its unsummarized turns reach twice the verbatim window.
         unsummarized = rows[-1].seq - session.summary_through_seq
-        if settings.ENABLE_HISTORY_SUMMARIZATION and unsummarized >= 2 * settings.HISTORY_MAX_TURNS:
+        fold_at = settings.HISTORY_MAX_TURNS + 1 if keep_folded else 2 * settings.HISTORY_MAX_TURNS
+        if settings.ENABLE_HISTORY_SUMMARIZATION and unsummarized >= fold_at:
             enqueue_on_commit(FOLD_TASK, str(session.pk))
     if session.last_message_at is None or newest > session.last_message_at:
         session.last_message_at = newest

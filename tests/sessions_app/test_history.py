@@ -56,14 +56,18 @@ def test_the_context_stays_bounded_at_10_100_and_1000_turns(turns, settings):
         assert history.summary_through_seq == history.turns[0].seq - 1, "no turn falls between summary and window"
 
 
-def test_folding_is_lazy(settings):
+def test_only_what_overflows_the_window_is_folded(settings):
+    """No fold while the window has room; past it, just the turns that no longer fit, so the window
+    always holds the latest HISTORY_MAX_TURNS turns (these are short enough for the token budget)."""
     session = ChatSessionFactory()
     _conversation(session, settings.HISTORY_MAX_TURNS)
     assert services.session_history_context(session=session).folded == 0
-    _conversation(session, 1)
-    assert services.session_history_context(session=session).folded > 0
-    _conversation(session, 1)
-    assert services.session_history_context(session=session).folded == 0, "no fold while the window has room"
+    for total in range(settings.HISTORY_MAX_TURNS + 1, settings.HISTORY_MAX_TURNS + 4):
+        _conversation(session, 1)
+        history = services.session_history_context(session=session)
+        assert history.folded == 1
+        assert [t.seq for t in history.turns] == list(range(total - settings.HISTORY_MAX_TURNS + 1, total + 1))
+        assert history.summary_through_seq == total - settings.HISTORY_MAX_TURNS
 
 
 def test_the_watermark_is_persisted_with_the_summary(settings):
@@ -137,3 +141,54 @@ def test_a_long_session_written_through_the_api_is_folded_by_a_worker(user, djan
         _conversation(session, 25)
     stored = ChatSession.objects.get(pk=session.pk)
     assert stored.summary_through_seq > 0 and stored.rolling_summary
+
+
+LAUNCH = [
+    ("user", "I need help planning the launch of our new espresso grinder, the Kestrel G2, and the launch plan."),
+    ("assistant", "Happy to help with the Kestrel G2 launch plan: owners, the launch date, the budget and the press."),
+    ("user", "Marta from sales will own the launch event and our designer Joel takes the launch marketing."),
+    ("assistant", "Good split for the launch. Next, the launch date drives everything else in the launch plan."),
+    ("user", "We settled on Thursday 9 October as the launch date, after a long argument with the retailers."),
+    ("assistant", "Then launch stock must reach the retailers by 25 September at the latest."),
+    ("user", "The warehouse can ship 1,200 units in the first batch, all the factory delivers in time."),
+    ("assistant", "1,200 units is a reasonable first batch for a niche launch like this one."),
+    ("user", "Budget wise we have 18,000 euros for the whole launch, including the event."),
+    ("assistant", "With 18,000 euros keep the launch event under 6,000 and spend the rest on marketing."),
+    ("user", "Marta found a venue for the launch, the Harbour Hall in Rotterdam, for 4,500 euros."),
+    ("assistant", "The Harbour Hall fits the launch budget and leaves room for catering."),
+    ("user", "What should we do about press samples for the launch? Journalists keep asking."),
+    ("assistant", "Send launch samples to around ten reviewers three weeks before, under embargo."),
+    ("user", "We decided to send 12 samples, embargoed until the launch day itself."),
+    ("assistant", "Twelve samples is fine for the launch; track who received one."),
+    ("user", "Joel still needs to finish the product photos for the launch, they are not done yet."),
+    ("assistant", "The launch photos should be ready before the samples ship so reviewers can use them."),
+    ("user", "Do we need a pre-order page on the website for the launch, or is that overkill?"),
+    ("assistant", "Let me know what traffic the site gets before the launch; then we can decide."),
+    ("user", "Haha ok, I'll ask our web guy about the launch traffic."),
+    ("assistant", "Sounds good, the launch is in good shape."),
+    ("user", "Great, thanks for all the launch help so far."),
+    ("assistant", "You're welcome, good luck with the launch."),
+]
+
+
+def test_a_long_chat_keeps_its_facts_from_every_folded_turn_and_a_full_window(
+    auth_client, user, settings, django_capture_on_commit_callbacks
+):
+    """24 recorded turns that keep returning to their subject, then a chat question: the summary holds
+    the facts said all along the folded range, not just the exchange that introduced the subject, and
+    the latest turns are verbatim, as many as the window holds."""
+    session = ChatSessionFactory(owner=user)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.message_bulk_create(session=session, messages=[services.NewMessage(r, c) for r, c in LAUNCH])
+    with django_capture_on_commit_callbacks(execute=True):
+        auth_client.post(
+            "/api/ai/chat", {"message": "When is the launch?", "session_id": str(session.id)}, format="json"
+        )
+    body = auth_client.get(f"/api/sessions/{session.id}/history").json()
+    seqs = [turn["seq"] for turn in body["turns"]]
+    assert len(seqs) == settings.HISTORY_MAX_TURNS and seqs[-1] == len(LAUNCH) + 2
+    assert body["summary_through_seq"] == seqs[0] - 1 and body["pending_fold"] == 0
+    summary = body["summary"]
+    assert len(summary.split()) <= settings.ROLLING_SUMMARY_MAX_WORDS
+    for fact in ("Marta", "9 October", "1,200 units", "18,000 euros", "Harbour Hall", "12 samples"):
+        assert fact in summary, f"{fact!r} was folded out of reach"

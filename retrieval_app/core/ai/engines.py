@@ -17,7 +17,7 @@ from typing import Protocol
 from django.conf import settings
 
 from retrieval_app.core.accounting import record_call
-from retrieval_app.core.ai import extractive
+from retrieval_app.core.ai import extractive, summaries
 from retrieval_app.core.ai import memories as memory_patterns
 from retrieval_app.core.ai.llm import litellm_module
 from retrieval_app.core.ai.memories import CATEGORIES, MemoryCandidate, slug
@@ -149,7 +149,7 @@ class ExtractiveEngine:
 
     def summarize(self, turns: Sequence[Turn], *, previous: str, max_words: int, owner_id: int | None = None) -> str:
         started = time.perf_counter()
-        summary = extractive.summarize(_pairs(turns), previous=previous, max_words=max_words)
+        summary = summaries.rolling_summary(_pairs(turns), previous=previous, max_words=max_words)
         self._record("rolling_summary", started, owner_id, previous + "".join(t.content for t in turns), summary)
         return summary
 
