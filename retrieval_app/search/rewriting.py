@@ -334,6 +334,11 @@ def resolve(decision: Rewrite, context: RewriteContext) -> Rewrite:
     # Elliptic follow-ups continue the user's own last question, not the answer's wording.
     asked = salient_phrases([t for t in context.recent_turns if t[0] == "user"], limit=2)
     subject, aspect = _entity(phrases[0]) if phrases else ("", "")
+    # A session that has only searched so far has no turns to take a subject from, but it has the
+    # documents its searches returned: "and how long is it under warranty?" is about the one in use.
+    in_use = context.active_documents[0][1] if context.active_documents else ""
+    subject = subject or in_use
+    asked = asked or ([in_use] if in_use else [])
     resolved: dict[str, str] = {}
     extra: list[str] = [aspect] if aspect else []
     for signal in decision.signals:

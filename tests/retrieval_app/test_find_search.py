@@ -256,3 +256,21 @@ def test_a_document_uri_in_upper_case_names_the_same_document(auth_client, libra
     uri = f"viking://resources/users/{router.owner_id}/documents/{str(router.id).upper()}"
     results = _find(auth_client, query="warranty", target_uri=uri).json()["results"]
     assert results and {r["doc_id"] for r in results} == {str(router.id)}
+
+
+def test_a_session_that_has_only_searched_resolves_a_follow_up_from_its_documents(auth_client, user, library):
+    session = sessions.session_create(owner=user)
+    first = auth_client.post(
+        "/api/retrieval/search",
+        {"query": "How do I descale the Aurora kettle?", "session_id": str(session.id)},
+        format="json",
+    ).json()
+    assert "vinegar" in first["results"][0]["content"]
+    plan = auth_client.post(
+        "/api/retrieval/search",
+        {"query": "and how long is it under warranty?", "session_id": str(session.id)},
+        format="json",
+    ).json()
+    assert plan["query_plan"]["rewrite"]["rewritten"] is True, plan["query_plan"]["rewrite"]["reason"]
+    assert "Aurora" in plan["query_plan"]["rewritten_query"]
+    assert "two years" in plan["results"][0]["content"]

@@ -96,3 +96,12 @@ def test_it_takes_the_thing_named_and_keeps_the_aspect_as_context():
     result = _resolve("and how do I reset it?", recent_turns=turns)
     assert result.query == "and how do I reset Nimbus router? (warranty)"
     assert "WAN" not in result.query  # the answer's wording is not what the user asked about
+
+
+def test_before_any_recorded_turn_the_documents_in_use_resolve_a_follow_up():
+    """A session that has only searched so far: its working set names the manual it found."""
+    in_use = [("doc-1", "Lumen K2 Kettle User Manual")]
+    result = _resolve("and how long is it under warranty?", active_documents=in_use)
+    assert result.rewritten and "Lumen K2 Kettle User Manual" in result.query
+    assert "nothing in the session resolved them" not in result.reason
+    assert "Lumen K2" in _resolve("and the descaling?", active_documents=in_use).query
