@@ -80,9 +80,7 @@ def test_another_users_history_is_never_recalled(auth_client, django_capture_on_
 
 def test_the_threshold_and_max_results_are_honoured(user, history):
     assert memory_recall(owner=user, query="Helm", threshold=0.99)["source"] == "keyword"
-    assert (
-        memory_recall(owner=user, query="billing Helm Kubernetes", threshold=-1, max_results=2)["count"] == 2
-    )
+    assert memory_recall(owner=user, query="billing Helm Kubernetes", threshold=-1, max_results=2)["count"] == 2
 
 
 def test_messages_no_worker_has_embedded_yet_are_found_by_meaning_at_once(user, django_capture_on_commit_callbacks):
@@ -222,9 +220,7 @@ def test_a_turn_next_to_another_match_gains_a_share_of_its_score(user, settings)
     call_command("backfill_embeddings")
 
     def scores() -> dict[str, float]:
-        found = memory_recall(
-            owner=user, query="When is the kitchen tradesman coming?", threshold=0, strategy="rrf"
-        )
+        found = memory_recall(owner=user, query="When is the kitchen tradesman coming?", threshold=0, strategy="rrf")
         return {m["content"]: m["score"] for m in found["messages"]}
 
     settings.RECALL_NEIGHBOUR_WEIGHT = 0
