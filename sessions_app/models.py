@@ -95,6 +95,17 @@ class Archive(EmbeddedModel):
         return self.uri
 
 
+class MessageQuerySet(models.QuerySet):
+    def said(self) -> MessageQuerySet:
+        """What people (or a generating model) said: without system turns and text the product wrote
+        into the conversation itself (``Message.is_derived``)."""
+        # Containment (jsonb @>) is never NULL, so messages without these keys are always kept.
+        derived = models.Q(role=Message.Role.SYSTEM) | models.Q(metadata__contains={"injected": True})
+        for source in sorted(Message.DERIVED_SOURCES):
+            derived |= models.Q(metadata__contains={"source": source})
+        return self.exclude(derived)
+
+
 class Message(EmbeddedModel):
     """One turn of a session. ``seq`` orders a session's turns even when imported timestamps tie."""
 
@@ -124,6 +135,8 @@ class Message(EmbeddedModel):
         output_field=SearchVectorField(),
         db_persist=True,
     )
+
+    objects = MessageQuerySet.as_manager()
 
     class Meta(EmbeddedModel.Meta):
         constraints = [

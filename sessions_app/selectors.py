@@ -39,13 +39,15 @@ SUMMARY_SEPARATOR = "\n\n---\n\n"
 def session_list(*, owner, agent_id: str | None = None, q: str = "") -> QuerySet[ChatSession]:
     """The owner's sessions, newest activity first (the order the activity indexes serve).
 
-    ``q`` keeps the sessions whose title contains it, or with a message matching its words (full-text,
-    so "exports" finds "export"), the way a person searches their conversations."""
+    ``q`` keeps the sessions whose title contains it, or where someone said words matching it
+    (full-text, so "exports" finds "export"), the way a person searches their conversations. Passages
+    the product quoted into a chat are not what was said there: a chat that merely quoted a manual
+    about descaling is not a conversation about descaling."""
     sessions = ChatSession.objects.filter(owner=owner)
     if agent_id is not None:
         sessions = sessions.filter(agent_id=agent_id)
     if q.strip():
-        said = Message.objects.filter(
+        said = Message.objects.said().filter(
             session=OuterRef("pk"),
             search_vector=SearchQuery(q.strip(), search_type="websearch", config=TEXT_SEARCH_CONFIG),
         )

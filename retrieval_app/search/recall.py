@@ -103,12 +103,7 @@ def recall_scope(*, owner, agent_id: str | None = None, exclude_session_id: str 
     """The messages recall searches: the owner's (and agent's), but the excluded session's and text
     the product itself wrote into conversations (``Message.is_derived``): recalling that would echo
     the product's own earlier answers back as if someone had said them."""
-    messages = Message.objects.filter(owner=owner).exclude(role=Message.Role.SYSTEM)
-    # Containment (jsonb @>) is never NULL, so messages without these keys are always kept.
-    derived = Q(metadata__contains={"injected": True})
-    for source in sorted(Message.DERIVED_SOURCES):
-        derived |= Q(metadata__contains={"source": source})
-    messages = messages.exclude(derived)
+    messages = Message.objects.filter(owner=owner).said()
     if agent_id is not None:
         messages = messages.filter(agent_id=agent_id)
     if exclude_session_id:

@@ -24,6 +24,7 @@ from documents_app.selectors import node_scope, titles_in_use
 from documents_app.uris import doc_id_of, names_a_document
 from retrieval_app.core import ai
 from retrieval_app.core.accounting import calls_for_session
+from retrieval_app.core.ai.extractive import split_sentences
 from retrieval_app.core.db import release_database_connections
 from retrieval_app.core.text import TEXT_SEARCH_CONFIG, query_lexemes
 from retrieval_app.exceptions import QueryTooLong
@@ -251,13 +252,22 @@ def _normalised(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
+def _only_asks(text: str) -> bool:
+    """Whether a turn is nothing but questions: it asks, it tells nothing."""
+    sentences = split_sentences(text)
+    return bool(sentences) and all(sentence.rstrip().endswith("?") for sentence in sentences)
+
+
 def _echoes(message: dict[str, Any], *, query: retrievers.Query, document_uris: set[str]) -> str:
     """Why an earlier message would only echo something, or "": the user asking the same question
-    again, or an answer that quoted a passage this search found itself (the source wins)."""
+    again, a question of theirs (a question is not a source for its own answer), or an answer that
+    quoted a passage this search found itself (the source wins)."""
     if message["role"] == "user" and (
         _normalised(message["content"]) == _normalised(query.text) or (message["similarity"] or 0) >= REPEAT_SIMILARITY
     ):
         return "repeats the question"
+    if message["role"] == "user" and _only_asks(message["content"]):
+        return "asks rather than tells"
     quoted = set((message.get("metadata") or {}).get("context_uris") or [])
     if quoted & document_uris:
         return "quotes a passage found directly"

@@ -274,3 +274,42 @@ def test_a_session_that_has_only_searched_resolves_a_follow_up_from_its_document
     assert plan["query_plan"]["rewrite"]["rewritten"] is True, plan["query_plan"]["rewrite"]["reason"]
     assert "Aurora" in plan["query_plan"]["rewritten_query"]
     assert "two years" in plan["results"][0]["content"]
+
+
+def test_an_earlier_question_is_never_a_source_for_its_answer(auth_client, user, library):
+    """The user's own earlier questions are not evidence: only what someone told is."""
+    earlier = sessions.session_create(owner=user, title="Kettle care")
+    _say(
+        earlier,
+        ("user", "How often do I need to descale the Aurora kettle in a hard-water area?"),
+        ("user", "I descaled the Aurora kettle last Sunday with citric acid."),
+    )
+    from retrieval_app.core.tasks import backfill_embeddings
+
+    backfill_embeddings()
+    session = sessions.session_create(owner=user)
+    body = auth_client.post(
+        "/api/retrieval/search",
+        {"query": "how often should the Aurora kettle be descaled?", "session_id": str(session.id), "limit": 8},
+        format="json",
+    ).json()
+    said = [r["content"] for r in body["results"] if r["origin"] == "conversation"]
+    assert said == ["I descaled the Aurora kettle last Sunday with citric acid."]
+    assert any("four weeks" in r["content"] for r in body["results"]), "the manual answers"
+
+
+def test_the_sidebar_search_finds_what_people_said_not_what_was_quoted_to_them(auth_client, user):
+    quoted = sessions.session_create(owner=user, title="Bike chain")
+    _say(quoted, ("user", "My bike chain squeaks."))
+    sessions.message_bulk_create(
+        session=quoted,
+        messages=[
+            sessions.NewMessage(
+                role="assistant", content='"Descale the kettle every four weeks."', metadata={"source": "retrieved"}
+            )
+        ],
+    )
+    talked = sessions.session_create(owner=user, title="Kitchen")
+    _say(talked, ("user", "I need to descale the kettle this weekend."))
+    listed = auth_client.get("/api/sessions", {"q": "descale"}).json()["results"]
+    assert [s["session_id"] for s in listed] == [str(talked.id)]
