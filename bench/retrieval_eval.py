@@ -273,7 +273,8 @@ def main() -> None:
         "--limit-docs",
         type=int,
         default=0,
-        help="shortdocs: index only N documents, every document a query is labelled with among them",
+        help="shortdocs: index N documents for a quick run; every document a query is labelled with is kept, so more "
+        "than N when the labels alone need more",
     )
     args = parser.parse_args()
     if args.dataset == "shortdocs":

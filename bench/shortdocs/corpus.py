@@ -2,7 +2,7 @@
 
     from bench.shortdocs import corpus
     corpus.documents()    # ~3,000 {"id", "title", "section", "text"}
-    corpus.queries()      # {"id", "query", "kind", "relevant": [{"doc", "grade"}]}
+    corpus.queries()      # {"id", "query", "kind", "relevant": [{"doc", "grade"}], "searched"}
     corpus.fingerprint()  # sha256 of both, to show two runs used the same set
 
 Every function returns fresh copies, so a caller may change what it gets without affecting the next caller.
@@ -39,10 +39,11 @@ def documents() -> list[dict]:
 
 
 def queries() -> list[dict]:
-    """Queries with document-level labels: ``{"id", "query", "kind", "relevant": [{"doc", "grade"}]}``.
+    """Queries with document-level labels: ``{"id", "query", "kind", "relevant": [{"doc", "grade"}], "searched"}``.
 
     ``kind`` is "lexical" (shares key words with its answer), "paraphrase" (says it in other words) or "multi"
     (needs two or more documents). Grade 2: the document does what is asked; grade 1: related, or does part of it.
+    ``searched`` holds the regular expressions used to look for every document that answers the query.
     """
     return copy.deepcopy(list(_queries()))
 
