@@ -5,7 +5,15 @@ The corpus, queries and conversations come from ``bench/evalset`` (deterministic
 level). Documents are indexed as the worker indexes them, with the configured models. A ranked list
 of chunks is judged by the sections it reaches: each section counts once, at its first chunk.
 
+``--set shortdocs`` measures a library of many short documents instead: ``bench/shortdocs``, about 3,000
+Debian package descriptions with document-level labels. Each is uploaded as a plain-text file with its
+title as the upload's title, as an import of abstracts or catalogue entries would be: a short text has no
+headings, and a Markdown ``#`` heading would only add a section that repeats the document. Every query
+runs through ``find`` with each configuration, and a ranked list is judged by the documents it reaches:
+each document counts once, at its first hit. Results are printed overall and per query kind.
+
     .venv/bin/python bench/retrieval_eval.py [--json results.json] [--queries N]
+    .venv/bin/python bench/retrieval_eval.py --set shortdocs [--limit-docs N] [--json results.json]
 """
 
 from __future__ import annotations
@@ -254,7 +262,24 @@ def main() -> None:
         action="store_true",
         help="reuse the indexed corpus of a previous run and compare settings on the document queries only",
     )
+    parser.add_argument(
+        "--set",
+        dest="dataset",
+        choices=("evalset", "shortdocs"),
+        default="evalset",
+        help="evalset: 45 manuals, section-level labels (default); shortdocs: ~3,000 short documents",
+    )
+    parser.add_argument(
+        "--limit-docs",
+        type=int,
+        default=0,
+        help="shortdocs: index N documents for a quick run; every document a query is labelled with is kept, so more "
+        "than N when the labels alone need more",
+    )
     args = parser.parse_args()
+    if args.dataset == "shortdocs":
+        run_short_documents(args)
+        return
 
     django_for_bench("recollect_eval", fresh=not args.grid)
     from django.contrib.auth import get_user_model
@@ -286,6 +311,113 @@ def main() -> None:
         Path(args.json).write_text(
             json.dumps({"documents": document_results, "followups": followup_results, "chunks": chunks}, indent=2)
         )
+
+
+# --- Many short documents (--set shortdocs) ------------------------------------------------------------
+
+SHORT_DATABASE = "recollect_eval_shortdocs"
+TABLE_COLUMNS = ("recall@1", "recall@3", "recall@5", "recall@10", "ndcg@10", "mrr")
+
+
+def limit_documents(documents: list[dict], queries: list[dict], limit: int) -> list[dict]:
+    """The first ``limit`` documents in corpus order, after every document some query is labelled with."""
+    needed = {label["doc"] for query in queries for label in query["relevant"]}
+    kept = [doc for doc in documents if doc["id"] in needed]
+    others = [doc for doc in documents if doc["id"] not in needed]
+    return kept + others[: max(0, limit - len(kept))]
+
+
+def index_short_documents(owner, documents: list[dict]) -> dict[str, str]:
+    """Uploads and indexes each document as a plain-text file titled with its title; returns document id -> key."""
+    from documents_app import services
+
+    started = time.perf_counter()
+    keys: dict[str, str] = {}
+    for number, doc in enumerate(documents, start=1):
+        document, _ = services.document_upload(
+            owner=owner, filename=f"{doc['id']}.txt", data=doc["text"].encode(), title=doc["title"], enqueue=False
+        )
+        services.document_index(document_id=document.id)
+        keys[str(document.id)] = doc["id"]
+        if number % 100 == 0:
+            print(f"  indexed {number}/{len(documents)} documents ({time.perf_counter() - started:.0f} s)", flush=True)
+    return keys
+
+
+def evaluate_short_documents(owner, queries: list[dict], keys: dict[str, str]) -> dict:
+    """Every configuration over every query, judged by documents: a document counts once, at its first hit."""
+    from retrieval_app.search import SearchOptions, retrieval_find
+
+    indexed = set(keys.values())
+    results: dict[str, dict] = {}
+    for name, config in CONFIGURATIONS.items():
+        rows, by_kind, timings = [], {}, []
+        for query in queries:
+            relevant = {label["doc"]: label["grade"] for label in query["relevant"] if label["doc"] in indexed}
+            if not relevant:
+                continue
+            started = time.perf_counter()
+            hits = retrieval_find(
+                owner=owner, query=query["query"], limit=40, options=SearchOptions(**config, max_tokens=10**6)
+            ).hits
+            timings.append((time.perf_counter() - started) * 1000)
+            ranked = list(dict.fromkeys(keys[hit.doc_id] for hit in hits if hit.doc_id in keys))
+            scores = judge(ranked, relevant)
+            rows.append(scores)
+            by_kind.setdefault(query["kind"], []).append(scores)
+        results[name] = {
+            "all": average(rows),
+            "by_kind": {kind: average(kind_rows) for kind, kind_rows in sorted(by_kind.items())},
+            "latency_ms": percentiles(timings),
+            "queries": len(rows),
+        }
+        print(f"  {name:16s} {results[name]['all']}", flush=True)
+    return results
+
+
+def print_short_table(results: dict) -> None:
+    """One row per configuration: the metrics over all queries and latency; then nDCG@10 and MRR per kind."""
+    header = " ".join(f"{column:>9s}" for column in TABLE_COLUMNS)
+    print(f"\n{'configuration':16s} {header} {'p50 ms':>8s} {'p95 ms':>8s}")
+    for name, result in results.items():
+        cells = " ".join(f"{result['all'][column]:9.3f}" for column in TABLE_COLUMNS)
+        latency = result["latency_ms"]
+        print(f"{name:16s} {cells} {latency['p50']:8.1f} {latency['p95']:8.1f}")
+    kinds = sorted({kind for result in results.values() for kind in result["by_kind"]})
+    for metric in ("ndcg@10", "mrr", "recall@10"):
+        print(f"\n{metric} per kind")
+        print(f"{'configuration':16s} " + " ".join(f"{kind:>11s}" for kind in kinds))
+        for name, result in results.items():
+            cells = " ".join(f"{result['by_kind'].get(kind, {}).get(metric, 0.0):11.3f}" for kind in kinds)
+            print(f"{name:16s} {cells}")
+
+
+def run_short_documents(args) -> None:
+    django_for_bench(SHORT_DATABASE)
+    from django.contrib.auth import get_user_model
+
+    from bench.shortdocs import corpus as shortdocs
+    from documents_app.models import DocumentNode
+
+    documents, queries = shortdocs.documents(), shortdocs.queries()
+    if args.queries:
+        queries = queries[: args.queries]
+    if args.limit_docs:
+        documents = limit_documents(documents, queries, args.limit_docs)
+    kinds = {kind: sum(1 for q in queries if q["kind"] == kind) for kind in shortdocs.KINDS}
+    print(f"short documents: {len(documents)} documents, {len(queries)} queries {kinds}")
+    print(f"set fingerprint: {shortdocs.fingerprint()[:16]}")
+    owner = get_user_model().objects.create_user(username="eval")
+    started = time.perf_counter()
+    keys = index_short_documents(owner, documents)
+    chunks = DocumentNode.objects.filter(owner=owner, kind="chunk").count()
+    print(f"indexed in {time.perf_counter() - started:.0f} s: {len(keys)} documents, {chunks} chunks")
+    print("documents (find), judged per document:")
+    results = evaluate_short_documents(owner, queries, keys)
+    print_short_table(results)
+    if args.json:
+        payload = {"set": "shortdocs", "fingerprint": shortdocs.fingerprint(), "documents": results, "chunks": chunks}
+        Path(args.json).write_text(json.dumps(payload, indent=2))
 
 
 if __name__ == "__main__":
