@@ -8,7 +8,8 @@ candidates are kept with their signals and whether each is an evidence turn. A l
 
 - cross-validated, leaving one conversation out at a time, to say how well the fusion ranks turns of
   conversations it was not fitted on (recall@k, hit@k and MRR by question kind, beside reciprocal-rank
-  fusion of the same candidates);
+  fusion of the same candidates), and fitted on the other set alone, to say how well it carries over
+  to conversations written another way;
 - on every conversation of every set, for the weights the product uses (``retrieval_app.search.recall``),
   printed ready to paste.
 
@@ -231,6 +232,10 @@ def main() -> None:
                 if q["conversation"] == conversation
             ]
         table("learned (held out)", rows)
+        others = [q for q in questions if q["set"] != name]
+        if others:
+            weights, bias = fit(others, names)
+            table("learned (other set)", [(q, judge(learned_ranking(q, names, weights, bias), q)) for q in mine])
     weights, bias = fit(questions, names)
     print("\nweights fitted on every conversation of " + ", ".join(sets) + ":")
     print("    weights={")

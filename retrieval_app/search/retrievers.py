@@ -385,6 +385,15 @@ def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Ret
         rounds.append({"expanded": batch, "children": len(children), "top": top, "stable_rounds": stable})
         if stable >= settings.RETRIEVAL_CONVERGENCE_ROUNDS:
             break
+    # Every passage the flat ranking found stays a candidate, scored within its section like the rest:
+    # a descent that stopped before reaching it (a library of many short documents has as many
+    # directories as passages) never loses what a flat search would have returned.
+    for candidate in flat.candidates:
+        parent = scored_dirs.get(candidate.parent_uri)
+        if candidate.uri not in chunks and parent is not None:
+            candidate.score = alpha * candidate.own + (1 - alpha) * parent.score
+            candidate.via = [*parent.via, parent.uri]
+            chunks[candidate.uri] = candidate
     ranked = sorted(chunks.values(), key=lambda c: (-c.score, c.uri))
     stages.append(
         _stage(
