@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import hashlib
+import itertools
 import json
 import re
 import statistics
@@ -103,7 +104,7 @@ def _session_errors(cid: str, speakers: list[str], sessions: list[dict]) -> list
                 errors.append(f"{cid}: session {number} turn {i} is empty")
             if i and turn["speaker"] == turns[i - 1]["speaker"]:
                 errors.append(f"{cid}: session {number} turn {i} does not alternate speakers")
-    if any(later <= earlier for earlier, later in zip(dates, dates[1:], strict=False)):
+    if any(later <= earlier for earlier, later in itertools.pairwise(dates)):
         errors.append(f"{cid}: sessions are not in strictly increasing date order")
     return errors
 
