@@ -1,5 +1,7 @@
-"""Cross-session recall on the labelled conversations of ``bench/recallset``: recall@k, hit rate and MRR of the
-evidence turns, by question kind and by ranking strategy, with the latency of each call.
+"""Cross-session recall on labelled conversations: recall@k, hit rate and MRR of the evidence turns, by question
+kind and by ranking strategy, with the latency of each call, on ``bench/recallset`` (questions that paraphrase
+their evidence), ``bench/dialogset`` (questions worded like their evidence, as in real chat logs) or both, each
+set's tables printed one after the other with its fingerprint.
 
 Each conversation is loaded for a user of its own, one chat session per conversation session, every turn a
 "user" message with ``{"speaker": name}`` in its metadata and the session's date plus one minute per turn as its
@@ -11,9 +13,12 @@ questions), hit@k whether any was, MRR the reciprocal rank of the first. "absent
 said, have no evidence: for them the top similarity (the highest cosine similarity among the results) is
 reported, lower being better, beside that of answerable questions.
 
-    .venv/bin/python bench/recall_eval.py                                  # full set, default strategy
-    .venv/bin/python bench/recall_eval.py --strategies dense,bm25,rrf --json out.json
+    .venv/bin/python bench/recall_eval.py                                  # both sets, default strategy
+    .venv/bin/python bench/recall_eval.py --set dialogset --strategies dense,bm25,rrf --json out.json
     .venv/bin/python bench/recall_eval.py --conversations 2 --questions 10 # a quick run
+
+Both sets are loaded into one database, each conversation for its own user, so neither sees the other's turns.
+``--json`` writes one set's report, or with both ``{"recallset": report, "dialogset": report}``.
 
 When ``memory_recall`` does not take ``strategy`` yet, it is called without it and the results are labelled
 "current".
@@ -34,15 +39,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._setup import Timer, django_for_bench, percentiles
+from bench.dialogset import corpus as dialogset_corpus
 from bench.recallset import corpus
 
+SETS = {"recallset": corpus, "dialogset": dialogset_corpus}
 K_VALUES = (5, 10, 25)
 KINDS = corpus.KINDS
 ANSWERABLE = tuple(k for k in KINDS if k != "absent")
 MAX_RESULTS = 25
 
 
-def load_conversation(owner, conversation: dict) -> dict[tuple[int, int], str]:
+def load_conversation(owner, conversation: dict, set_name: str = "recallset") -> dict[tuple[int, int], str]:
     """Creates the conversation's sessions and messages; returns (session index, turn index) -> message id."""
     from sessions_app.services import NewMessage, message_bulk_create, session_create
 
@@ -53,7 +60,7 @@ def load_conversation(owner, conversation: dict) -> dict[tuple[int, int], str]:
         chat = session_create(
             owner=owner,
             title=f"{speakers}, {start:%d %B %Y}",
-            metadata={"recallset": conversation["id"], "session_index": session["index"]},
+            metadata={set_name: conversation["id"], "session_index": session["index"]},
         )
         rows = message_bulk_create(
             session=chat,
@@ -182,71 +189,38 @@ def print_table(results: dict[str, dict]) -> None:
         print("-" * len(head))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--strategies", default="default", help="comma-separated, e.g. dense,keyword,bm25,blend,rrf")
-    parser.add_argument("--conversations", type=int, default=None, help="use the first N conversations")
-    parser.add_argument("--questions", type=int, default=None, help="use the first N questions of each")
-    parser.add_argument("--json", dest="json_path", default=None, help="write the results here")
-    parser.add_argument("--database", default="recollect_bench_recall")
-    parser.add_argument(
-        "--commit", action="store_true", help="commit every session (archives with L0/L1, memories) before asking"
-    )
-    args = parser.parse_args()
-
-    problems = corpus.check()
-    if problems:
-        sys.exit("the recall set does not check out:\n" + "\n".join(problems))
-    conversations = corpus.conversations()[: args.conversations]
-    questions = {c["id"]: corpus.questions(c["id"])[: args.questions] for c in conversations}
-
-    # Nothing here needs a worker: turns are embedded below, and no session is long enough to be folded or
-    # committed, but say so rather than depend on the defaults.
-    os.environ.setdefault("AUTO_COMMIT_TURNS", "0")
-    os.environ.setdefault("ENABLE_HISTORY_SUMMARIZATION", "false")
-    os.environ.setdefault("EMBEDDING_THREADS", "2")
-    django_for_bench(args.database)
-    from django.conf import settings
+def load_set(name: str, conversations: list[dict], questions: dict[str, list[dict]], model: str) -> dict:
+    """Loads one set's conversations, each for a user of its own; returns its report so far and what was loaded."""
     from django.contrib.auth import get_user_model
-    from django.db import connection
-
-    from retrieval_app.core.ai import active_embedding_model
 
     users = get_user_model()
+    module = SETS[name]
     report: dict = {
-        "fingerprint": corpus.fingerprint(),
-        "embedding_model": active_embedding_model() or settings.EMBEDDING_MODEL,
+        "set": name,
+        "fingerprint": module.fingerprint(),
+        "embedding_model": model,
         "conversations": len(conversations),
         "questions": sum(len(q) for q in questions.values()),
         "settings": {"max_results": MAX_RESULTS, "max_tokens": 100_000, "threshold": 0.0},
     }
-
     started = time.perf_counter()
     loaded = []
     for conversation in conversations:
-        owner = users.objects.create_user(f"recall-{conversation['id']}")
-        loaded.append((conversation, owner, load_conversation(owner, conversation)))
+        owner = users.objects.create_user(f"{name}-{conversation['id']}")
+        loaded.append((conversation, owner, load_conversation(owner, conversation, name)))
     report["messages"] = sum(len(ids) for _, _, ids in loaded)
     report["load_seconds"] = round(time.perf_counter() - started, 1)
-    print(f"loaded {report['messages']} turns of {len(conversations)} conversations in {report['load_seconds']} s")
-    if args.commit:
-        from sessions_app.models import ChatSession
-        from sessions_app.services import session_commit
+    print(
+        f"{name}: loaded {report['messages']} turns of {len(conversations)} conversations in {report['load_seconds']} s"
+    )
+    return {"report": report, "loaded": loaded, "questions": questions}
 
-        committed = time.perf_counter()
-        for session in ChatSession.objects.all():
-            session_commit(session=session)
-        report["commit_seconds"] = round(time.perf_counter() - committed, 1)
-        print(f"committed every session in {report['commit_seconds']} s")
-    embedded, seconds = embed_all()
-    report["embed_seconds"] = round(seconds, 1)
-    print(f"embedded {embedded} rows in {seconds:.1f} s ({embedded / max(seconds, 1e-9):.0f}/s)")
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
 
+def ask_all(strategies: list[str], loaded: list, questions: dict[str, list[dict]]) -> tuple[dict, dict]:
+    """Every question of the loaded conversations, asked with each strategy: summaries and per-question rows."""
     results: dict[str, dict] = {}
     per_question: dict[str, list[dict]] = {}
-    for strategy in [s.strip() for s in args.strategies.split(",") if s.strip()]:
+    for strategy in strategies:
         recall = Recall(strategy)
         try:
             recall(loaded[0][1], "warm-up question about nothing in particular")
@@ -278,20 +252,95 @@ def main() -> None:
         results[label] = summarize(rows)
         per_question[label] = rows
         print(f"{label}: {len(rows)} questions asked")
+    return results, per_question
 
-    report["results"] = results
+
+def print_report(report: dict) -> None:
     print()
     print(
-        f"recall set {report['fingerprint']}: {report['conversations']} conversations, {report['messages']} turns, "
-        f"{report['questions']} questions; model {report['embedding_model']}"
+        f"{report['set']} {report['fingerprint']}: {report['conversations']} conversations, {report['messages']} "
+        f"turns, {report['questions']} questions; model {report['embedding_model']}"
     )
+    results = report["results"]
     print_table({k: v for k, v in results.items() if "error" not in v})
     for label, summary in results.items():
         if "error" in summary:
             print(f"{label}: {summary['error']}")
+
+
+def commit_and_embed(*, commit: bool) -> dict:
+    """Commits every loaded session when asked, then embeds every turn (of all sets at once); returns the times."""
+    from django.db import connection
+
+    timings: dict = {}
+    if commit:
+        from sessions_app.models import ChatSession
+        from sessions_app.services import session_commit
+
+        committed = time.perf_counter()
+        for session in ChatSession.objects.all():
+            session_commit(session=session)
+        timings["commit_seconds"] = round(time.perf_counter() - committed, 1)
+        print(f"committed every session in {timings['commit_seconds']} s")
+    embedded, seconds = embed_all()
+    timings["embed_seconds"] = round(seconds, 1)
+    print(f"embedded {embedded} rows in {seconds:.1f} s ({embedded / max(seconds, 1e-9):.0f}/s)")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    return timings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", dest="set_name", choices=(*SETS, "both"), default="both", help="which set to ask")
+    parser.add_argument("--strategies", default="default", help="comma-separated, e.g. dense,keyword,bm25,blend,rrf")
+    parser.add_argument("--conversations", type=int, default=None, help="use the first N conversations of each set")
+    parser.add_argument("--questions", type=int, default=None, help="use the first N questions of each")
+    parser.add_argument("--json", dest="json_path", default=None, help="write the results here")
+    parser.add_argument("--database", default="recollect_bench_recall")
+    parser.add_argument(
+        "--commit", action="store_true", help="commit every session (archives with L0/L1, memories) before asking"
+    )
+    args = parser.parse_args()
+
+    names = list(SETS) if args.set_name == "both" else [args.set_name]
+    chosen: dict[str, tuple[list[dict], dict[str, list[dict]]]] = {}
+    for name in names:
+        problems = SETS[name].check()
+        if problems:
+            sys.exit(f"the {name} set does not check out:\n" + "\n".join(problems))
+        conversations = SETS[name].conversations()[: args.conversations]
+        chosen[name] = (
+            conversations,
+            {c["id"]: SETS[name].questions(c["id"])[: args.questions] for c in conversations},
+        )
+
+    # Nothing here needs a worker: turns are embedded below, and no session is long enough to be folded or
+    # committed, but say so rather than depend on the defaults.
+    os.environ.setdefault("AUTO_COMMIT_TURNS", "0")
+    os.environ.setdefault("ENABLE_HISTORY_SUMMARIZATION", "false")
+    os.environ.setdefault("EMBEDDING_THREADS", "2")
+    django_for_bench(args.database)
+    from django.conf import settings
+
+    from retrieval_app.core.ai import active_embedding_model
+
+    model = active_embedding_model() or settings.EMBEDDING_MODEL
+    runs = {
+        name: load_set(name, conversations, questions, model) for name, (conversations, questions) in chosen.items()
+    }
+    timings = commit_and_embed(commit=args.commit)
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    for run in runs.values():
+        report = run["report"]
+        report.update(timings)
+        report["results"], report["per_question"] = ask_all(strategies, run["loaded"], run["questions"])
+    for run in runs.values():
+        print_report(run["report"])
     if args.json_path:
-        report["per_question"] = per_question
-        Path(args.json_path).write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+        reports = {name: run["report"] for name, run in runs.items()}
+        out = next(iter(reports.values())) if len(reports) == 1 else reports
+        Path(args.json_path).write_text(json.dumps(out, indent=2, default=str) + "\n", encoding="utf-8")
         print(f"wrote {args.json_path}")
 
 
