@@ -1,6 +1,6 @@
 """Validates the memory extraction set and prints its size by part and kind, and a fingerprint.
 
-    .venv/bin/python bench/memoryset/check.py
+.venv/bin/python bench/memoryset/check.py
 """
 
 from __future__ import annotations
