@@ -56,15 +56,27 @@ starts, and every finder reads every clause (``memory_facts``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from retrieval_app.core.ai import memory_facts as facts
 from retrieval_app.core.ai.extractive import split_sentences
 from retrieval_app.core.ai.memory_text import KEY_MAX_CHARS, about_user, label, slug
 
-__all__ = ["CATEGORIES", "CONTENT_MAX_CHARS", "MemoryCandidate", "extract", "label", "merge", "slug"]
+__all__ = [
+    "CATEGORIES",
+    "CONTENT_MAX_CHARS",
+    "MemoryCandidate",
+    "extract",
+    "from_model_answer",
+    "key_of",
+    "label",
+    "merge",
+    "slug",
+]
 
 CATEGORIES = ("profile", "preferences", "entities", "events", "cases", "patterns")
 CONTENT_MAX_CHARS = 500
@@ -414,3 +426,98 @@ def merge(candidates: Sequence[MemoryCandidate]) -> list[MemoryCandidate]:
         else:
             merged[slot] = MemoryCandidate(candidate.category, candidate.key, candidate.content, list(candidate.turns))
     return list(merged.values())
+
+
+# --- a model's answer ------------------------------------------------------------------------------------
+# What models call the categories when they do not use their names.
+_CATEGORY_NAMES = {
+    **{name: name for name in CATEGORIES},
+    **dict.fromkeys(("preference", "diet", "likes", "dislikes", "instructions", "style"), "preferences"),
+    **dict.fromkeys(("entity", "family", "people", "person", "relationships", "pets", "contacts"), "entities"),
+    **dict.fromkeys(("event", "dates", "date", "plans", "plan", "schedule", "appointments"), "events"),
+    **dict.fromkeys(("case", "problem", "problems", "solutions", "fix", "fixes"), "cases"),
+    **dict.fromkeys(("pattern", "habit", "habits", "routine", "routines"), "patterns"),
+    **dict.fromkeys(("identity", "health", "work", "job", "places", "location", "personal", "bio", "fact"), "profile"),
+}
+_LIST_NAMES = ("memories", "items", "facts", "results", "data", "memory")
+_JSON_STARTS_TRIED = 20
+
+
+def _json_in(text: str) -> Any:
+    """The first JSON value in a model's answer: in a code fence, or with prose around it."""
+    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    decoder = json.JSONDecoder()
+    for chunk in ([fence.group(1)] if fence else []) + [text]:
+        starts = [i for i, char in enumerate(chunk) if char in "[{"][:_JSON_STARTS_TRIED]
+        for start in starts:
+            try:
+                return decoder.raw_decode(chunk[start:])[0]
+            except ValueError:
+                continue
+    raise ValueError("no JSON in the answer")
+
+
+def _items(data: Any) -> list:
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict):
+        for name in _LIST_NAMES:
+            if isinstance(data.get(name), list):
+                return data[name]
+        lists = [value for value in data.values() if isinstance(value, list)]
+        if lists:
+            return lists[0]
+        if "content" in data:
+            return [data]
+    raise ValueError("the answer holds no list of memories")
+
+
+def key_of(text: str) -> str:
+    """A key as a person or a model wrote it, in the form keys take: "Peanut Allergy" -> "peanut_allergy"."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:KEY_MAX_CHARS]
+
+
+def _shortened(content: str) -> str:
+    """A text cut to CONTENT_MAX_CHARS: at its last full sentence that fits, else at a word."""
+    if len(content) <= CONTENT_MAX_CHARS:
+        return content
+    cut = content[:CONTENT_MAX_CHARS]
+    end = max(cut.rfind(". "), cut.rfind("! "), cut.rfind("? "))
+    if end > CONTENT_MAX_CHARS // 2:
+        return cut[: end + 1]
+    return cut.rsplit(" ", 1)[0].rstrip(" ,;:") + "\u2026"
+
+
+def _turns_of(value: Any, turn_count: int) -> list[int]:
+    values = value if isinstance(value, list) else [value]
+    turns = sorted({v for v in values if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < turn_count})
+    return turns or list(range(turn_count))
+
+
+def from_model_answer(
+    answer: str, *, turn_count: int, known_keys: Sequence[tuple[str, str]] = ()
+) -> list[MemoryCandidate]:
+    """The memories in a model's answer. Items that cannot be used (no text, a category that is none of
+    ours) are left out; raises ValueError when the answer is not a list of memories at all, or when it
+    lists some and none of them is usable, so that the caller falls back to the patterns."""
+    items = _items(_json_in(answer))
+    known = {key for _, key in known_keys}
+    found = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        category = _CATEGORY_NAMES.get(str(item.get("category", "")).strip().lower())
+        text = next(
+            (item[name] for name in ("content", "memory", "text", "fact") if isinstance(item.get(name), str)), ""
+        )
+        content = _shortened(" ".join(text.split()))
+        if not category or not content:
+            continue
+        raw_key = str(item.get("key") or "").strip()
+        key = raw_key if raw_key in known else (key_of(raw_key) or slug(content))
+        found.append(
+            MemoryCandidate(category, key, content, _turns_of(item.get("turn", item.get("turns")), turn_count))
+        )
+    if items and not found:
+        raise ValueError("none of the memories in the answer is usable")
+    return merge(found)

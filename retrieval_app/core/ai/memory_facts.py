@@ -296,8 +296,25 @@ def _allergens(rest: str, antecedent: str) -> list[str]:
     return found
 
 
+# Allergens that are counted: "a peanut allergy" is being allergic to peanuts.
+_COUNTED = re.compile(
+    r"^(?:peanut|nut|tree nut|brazil nut|almond|cashew|walnut|hazelnut|pistachio|pecan|egg|prawn|mussel|oyster|"
+    r"strawberry|banana|tomato|peach|apple|orange|avocado|mushroom|onion|cat|dog|horse|rabbit|bee|wasp|feather|"
+    r"dust mite|bee sting|wasp sting|insect sting|sulfa drug|kiwi)$",
+    ANY_CASE,
+)
+
+
+def _plural(what: str) -> str:
+    if not _COUNTED.match(what):
+        return what
+    if what.endswith("y"):
+        return what[:-1] + "ies"
+    return what + ("es" if what.endswith(("o", "ch", "sh")) else "s")
+
+
 def _allergy(what: str, severity: str) -> Fact:
-    return Fact("profile", f"{slug(what)}_allergy", f"Is {severity}allergic to {what}.")
+    return Fact("profile", f"{slug(what)}_allergy", f"Is {severity}allergic to {_plural(what)}.")
 
 
 def _allergies(clause: Clause) -> Iterator[Fact]:
