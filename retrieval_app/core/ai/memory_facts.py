@@ -1051,7 +1051,7 @@ def plans(clause: Clause) -> Iterator[Fact]:
         yield Fact(
             "events",
             _plan_key(re.sub(r"^(?:'m|am|'re|are)\s+", "", rest, flags=ANY_CASE)),
-            sentence(f"{said[:-1]} {match.group('when')}"),
+            sentence(f"{said[:-1]} {match.group('when')[:1].lower()}{match.group('when')[1:]}"),
         )
 
 

@@ -24,6 +24,14 @@ _KEEP_S = word_set(
 )
 
 
+# Nouns in "-ie", whose plural is no "-y" word: "movies" is "movie", not "movy".
+_IE_NOUNS = word_set(
+    "movie cookie pie tie lie zombie brownie smoothie calorie rookie selfie veggie hoodie foodie newbie genie "
+    "aussie goalie birdie budgie collie doggie hippie indie kiddie lassie magpie nightie oldie pixie sweetie "
+    "yuppie auntie bootie cutie groupie junkie roomie techie quickie bogie eyrie prairie sortie"
+)
+
+
 def singular(word: str) -> str:
     """A word's singular, for keys: "peanuts" and "peanut" are one subject."""
     word = word.lower()
@@ -31,11 +39,13 @@ def singular(word: str) -> str:
         word = word[:-2]
     if word in _KEEP_S or len(word) <= 3 or not word.endswith("s"):
         return word
+    if word[:-1] in _IE_NOUNS:
+        return word[:-1]
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
         return word[:-2]
-    if word.endswith(("ss", "us", "is")):
+    if word.endswith(("ss", "us", "sis", "itis", "xis")):
         return word
     return word[:-1]
 
