@@ -108,6 +108,13 @@ def evaluate(rows: list[dict], extract) -> dict:
             negatives[row["negative"]] += 1
             dirty[row["negative"]] += bool(found)
     elapsed_ms = (time.perf_counter() - started) * 1000
+    return _figures(len(rows), elapsed_ms, expected, hits, predicted, right, negatives, dirty, false_on_negatives) | {
+        "misses": misses,
+        "false_memories": false_memories,
+    }
+
+
+def _figures(count, elapsed_ms, expected, hits, predicted, right, negatives, dirty, false_on_negatives) -> dict:
     kinds = {
         kind: {
             "expected": expected[kind],
@@ -120,7 +127,7 @@ def evaluate(rows: list[dict], extract) -> dict:
     }
     all_predicted = sum(predicted.values()) + sum(false_on_negatives.values())
     return {
-        "statements": len(rows),
+        "statements": count,
         "kinds": kinds,
         "negatives": {
             kind: {
@@ -137,9 +144,7 @@ def evaluate(rows: list[dict], extract) -> dict:
             "recall": sum(hits.values()) / max(1, sum(expected.values())),
             "precision": sum(right.values()) / max(1, all_predicted),
         },
-        "ms_per_statement": elapsed_ms / max(1, len(rows)),
-        "misses": misses,
-        "false_memories": false_memories,
+        "ms_per_statement": elapsed_ms / max(1, count),
     }
 
 

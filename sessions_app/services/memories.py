@@ -116,26 +116,11 @@ def memory_upsert(
         memory = by_key.get((candidate.category, candidate.key))
         created = False
         if memory is None:
-            try:
-                with transaction.atomic():  # a concurrent commit may create the same key first
-                    memory = Memory.objects.create(
-                        owner_id=owner_id,
-                        agent_id=agent_id,
-                        category=candidate.category,
-                        key=candidate.key,
-                        content=candidate.content,
-                        source_archive=archive,
-                    )
-                created = True
+            memory, created = _create_or_lock(
+                owner_id=owner_id, agent_id=agent_id, candidate=candidate, archive=archive
+            )
+            if created:
                 diff["created"].append(_memory_summary(memory))
-            except IntegrityError:
-                memory = Memory.objects.select_for_update().get(
-                    owner_id=owner_id,
-                    agent_id=agent_id,
-                    category=candidate.category,
-                    key=candidate.key,
-                    superseded_by__isnull=True,
-                )
         if not created and _normalise(memory.content) == _normalise(candidate.content):
             if memory.source_archive_id is None and archive is not None:
                 # Added by hand or noted during a chat, now said in a conversation that was archived.
@@ -143,30 +128,58 @@ def memory_upsert(
                 memory.save(update_fields=["source_archive", "updated_at"])
             diff["unchanged"].append(_memory_summary(memory))
         elif not created:
-            previous = memory.content
-            memory.history = [
-                *memory.history,
-                {
-                    "content": previous,
-                    "replaced_at": now.isoformat(),
-                    "archive_uri": Archive.objects.filter(pk=memory.source_archive_id)
-                    .values_list("uri", flat=True)
-                    .first(),
-                },
-            ]
-            memory.content = candidate.content
-            memory.source_archive = archive
-            memory.embedding = None  # the old vector describes the old text
-            memory.embedding_model = ""
-            memory.save(
-                update_fields=["history", "content", "source_archive", "embedding", "embedding_model", "updated_at"]
-            )
+            previous = _replace_text(memory, content=candidate.content, archive=archive, now=now)
             diff["updated"].append({**_memory_summary(memory), "previous": previous})
         if source_messages:
             memory.source_messages.add(*source_messages)
         by_key[(memory.category, memory.key)] = memory
         touched.append(memory)
     return touched, diff
+
+
+def _create_or_lock(
+    *, owner_id: int, agent_id: str, candidate: ai.MemoryCandidate, archive: Archive | None
+) -> tuple[Memory, bool]:
+    """A new memory, or (when a concurrent commit created the same key first) that one, locked."""
+    try:
+        with transaction.atomic():
+            memory = Memory.objects.create(
+                owner_id=owner_id,
+                agent_id=agent_id,
+                category=candidate.category,
+                key=candidate.key,
+                content=candidate.content,
+                source_archive=archive,
+            )
+        return memory, True
+    except IntegrityError:
+        locked = Memory.objects.select_for_update().get(
+            owner_id=owner_id,
+            agent_id=agent_id,
+            category=candidate.category,
+            key=candidate.key,
+            superseded_by__isnull=True,
+        )
+        return locked, False
+
+
+def _replace_text(memory: Memory, *, content: str, archive: Archive | None, now) -> str:
+    """A commit's new text for a memory; the text it replaces (returned) goes into its history."""
+    previous = memory.content
+    memory.history = [
+        *memory.history,
+        {
+            "content": previous,
+            "replaced_at": now.isoformat(),
+            "archive_uri": Archive.objects.filter(pk=memory.source_archive_id).values_list("uri", flat=True).first(),
+        },
+    ]
+    memory.content = content
+    memory.source_archive = archive
+    memory.embedding = None  # the old vector describes the old text
+    memory.embedding_model = ""
+    memory.save(update_fields=["history", "content", "source_archive", "embedding", "embedding_model", "updated_at"])
+    return previous
 
 
 def _memory_summary(memory: Memory) -> dict[str, Any]:
