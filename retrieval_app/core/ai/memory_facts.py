@@ -741,7 +741,8 @@ _JOB = rf"(?P<job>(?:[\w&-]+\s+){{0,3}}?(?:{words.PROFESSIONS}))"
 _OCCUPATION = re.compile(
     rf"(?:{I_AM}|\bI\s+{ADVERBS}work\s+as\s+|\bas\s+|^|,\s*|\band\s+|\bboth\s+){ADVERBS}(?:a|an)\s+{_JOB}s?\b"
     r"(?P<tail>\s+(?:by\s+(?:training|trade|profession)|in\s+(?-i:[a-z])[\w ]{2,30}?(?=\s*(?:$|[,.!;]))))?"
-    r"(?=\s*(?:$|[,.!;:)]|\s+(?:at|in|for|and|but|so|by|with|who|since|from|doing|on|working|here|myself)\b))",
+    r"(?=\s*(?:$|[,.!;:)]|\s+(?:at|in|for|and|but|so|by|with|who|since|from|doing|on|working|here|myself|based|"
+    r"living)\b))",
     ANY_CASE,
 )
 _OCCUPATION_PLURAL = re.compile(
@@ -877,6 +878,8 @@ _LIVING = re.compile(
     rf"{_PLACE}",
     ANY_CASE,
 )
+# "I'm a vegan chef based in Oslo": where the user works and lives, said of them in passing.
+_BASED = re.compile(rf"{I_AM}(?:a|an)\s+(?:[\w-]+\s+){{1,4}}?(?:based|living)\s+(?P<prep>in|near)\s+{_PLACE}", ANY_CASE)
 _SPLIT_TIME = re.compile(
     r"\bI\s+split\s+my\s+time\s+between\s+(?P<a>(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?))\s+and\s+"
     r"(?P<b>(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?))",
@@ -916,6 +919,9 @@ def places(clause: Clause) -> Iterator[Fact]:
     for match in _LIVING.finditer(text):
         if _allowed_subject(clause, match) and _a_place(place := match.group("place")):
             yield Fact("profile", "location", sentence(f"lives {match.group('prep').lower()} {place}"))
+    for match in _BASED.finditer(text):
+        if _a_place(place := match.group("place")):
+            yield Fact("profile", "location", sentence(f"lives {match.group('prep').lower()} {place}"))
     for match in _SPLIT_TIME.finditer(text):
         yield Fact("profile", "location", f"Splits their time between {match.group('a')} and {match.group('b')}.")
     for match in _MOVED.finditer(text):
@@ -945,7 +951,7 @@ _ANNIVERSARY = re.compile(
 )
 _MARRIED_ON = re.compile(rf"\b(?:we|I)\s+got\s+married\s+(?:on|in)\s+(?P<date>{WHEN}|\d{{4}})", ANY_CASE)
 _EVENT = re.compile(
-    rf"(?:\b(?:my|our|the)\s+|{I_HAVE}(?:(?:a|an|my|the|our)\s+)?|\bI(?:'m|\s+am)\s+having\s+(?:a|an|my|the)\s+"
+    rf"(?:\b(?:my|our|the)\s+|{I_HAVE}(?:(?:a|an|my|the|our)\s+)?|\bI(?:'m|\s+am)\s+having\s+(?:(?:a|an|my|the)\s+)?"
     rf"|\bwe\s+have\s+(?:a|an|our|the)\s+)(?P<event>(?:[\w'-]+\s+){{0,3}}(?:{words.EVENTS}))\b"
     rf"|^(?P<bare>(?:(?!(?:I|I'm|we|we're|you|he|she|they|it|it's)\b)[\w'-]+\s+)?(?:{words.EVENTS}))\b",
     ANY_CASE,
