@@ -12,6 +12,7 @@ from retrieval_app.core.admin import (
     ServiceDeleteMixin,
     confirmed_action,
 )
+from retrieval_app.core.ai.memories import label as memory_label
 from retrieval_app.models import SearchTrace
 from sessions_app import services
 from sessions_app.models import Archive, ChatSession, Memory, Message
@@ -125,7 +126,7 @@ class MemoryAdmin(ServiceDeleteMixin, EmbeddingAdminMixin, admin.ModelAdmin):
     """A memory's text can be corrected (its old text kept in its history, its vector made again, as in
     the app); what it is about and whose it is cannot."""
 
-    list_display = ("key", "category", "short_content", "owner", "agent_id", "updated_at", "embedded")
+    list_display = ("label", "key", "category", "short_content", "owner", "agent_id", "updated_at", "embedded")
     list_filter = ("category", "agent_id", EmbeddedFilter, "embedding_model")
     search_fields = ("key", "content", "owner__username")
     list_select_related = ("owner",)
@@ -145,12 +146,16 @@ class MemoryAdmin(ServiceDeleteMixin, EmbeddingAdminMixin, admin.ModelAdmin):
     )
     readonly_fields = tuple(name for name in fields if name != "content")
 
+    @admin.display(description="memory")
+    def label(self, obj: Memory) -> str:
+        return memory_label(obj.key, obj.content)
+
     @admin.display(description="content")
     def short_content(self, obj: Memory) -> str:
         return _short(obj.content, 90)
 
     def has_add_permission(self, request) -> bool:
-        return False  # memories are drawn from conversations when they are committed
+        return False  # drawn from conversations when they are committed, or added by their owner in the app
 
     def save_model(self, request, obj: Memory, form, change) -> None:
         if change and "content" in form.changed_data:

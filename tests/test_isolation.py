@@ -154,6 +154,12 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
             OWN_DATA,
         ),
         ("api/memories", "get"): (f"/api/memories?agent_id={AGENT}", None, OWN_DATA),
+        # Adding a memory by hand makes the caller's own, in the owner's agent and category alike.
+        ("api/memories", "post"): (
+            "/api/memories",
+            {"category": "entities", "key": "vault", "content": "My vault code is 1234.", "agent_id": AGENT},
+            {201},
+        ),
         ("api/memories/<str:memory_id>", "get"): (f"/api/memories/{m}", None, NOT_FOUND),
         ("api/memories/<str:memory_id>", "patch"): (f"/api/memories/{m}", {"content": "taken"}, NOT_FOUND),
         ("api/memories/<str:memory_id>", "delete"): (f"/api/memories/{m}", None, NOT_FOUND),

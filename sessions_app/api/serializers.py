@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from config.api import reject_nul
 from config.schema import JSON_OBJECT, non_blank_text
+from retrieval_app.core.ai.memories import label
 from sessions_app.models import Memory, Message
 
 
@@ -157,8 +158,11 @@ class MemoryQuerySerializer(_AgentFilterSerializer):
     q = _search_words("Keep memories whose key or text contain this, or match its words.")
 
 
+MEMORY_CONTENT_MAX_CHARS = 10_000
+
+
 class MemoryUpdateSerializer(serializers.Serializer):
-    content = serializers.CharField(max_length=10_000, validators=[reject_nul])
+    content = serializers.CharField(max_length=MEMORY_CONTENT_MAX_CHARS, validators=[reject_nul])
 
     def validate_content(self, value: str) -> str:
         if not value.strip():
@@ -166,23 +170,56 @@ class MemoryUpdateSerializer(serializers.Serializer):
         return value.strip()
 
 
+class MemoryCreateSerializer(serializers.Serializer):
+    category = serializers.ChoiceField(choices=Memory.Category.values)
+    content = serializers.CharField(
+        max_length=MEMORY_CONTENT_MAX_CHARS,
+        validators=[reject_nul],
+        help_text='What to remember, best as a sentence about the user: "Prefers oat milk in coffee."',
+    )
+    key = serializers.CharField(
+        max_length=255,
+        required=False,
+        allow_blank=True,
+        default="",
+        validators=[reject_nul],
+        help_text='The subject, stable across conversations ("oat_milk_in_coffee"); derived from the content '
+        "when absent. A memory with this category and key is updated in place.",
+    )
+    agent_id = serializers.CharField(
+        max_length=128, required=False, allow_blank=True, default="", validators=[reject_nul]
+    )
+
+
 class MemorySerializer(serializers.Serializer):
     id = serializers.IntegerField()
     uri = serializers.CharField()
     category = serializers.ChoiceField(choices=Memory.Category.values)
     key = serializers.CharField()
+    label = serializers.SerializerMethodField(help_text='The key as a person reads it: "Oat milk in coffee".')
     content = serializers.CharField()
     agent_id = serializers.CharField()
     history = serializers.JSONField()
     source_archive_uri = serializers.CharField(source="source_archive.uri", allow_null=True, default=None)
-    session_id = serializers.UUIDField(
-        source="source_archive.session_id", allow_null=True, default=None, help_text="The session it came from."
+    session_id = serializers.SerializerMethodField(
+        help_text="The session it came from: its archive's, else that of the turn it was drawn from (a memory "
+        "noted during a chat); null for a memory added by hand."
     )
     source_message_id = serializers.IntegerField(
         allow_null=True, default=None, help_text="The first turn it was drawn from, in that session."
     )
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
+
+    def get_label(self, memory: Memory) -> str:
+        return label(memory.key, memory.content)
+
+    @extend_schema_field(serializers.UUIDField(allow_null=True))
+    def get_session_id(self, memory: Memory) -> str | None:
+        if memory.source_archive_id is not None:
+            return str(memory.source_archive.session_id)
+        session_id = getattr(memory, "source_session_id", None)
+        return str(session_id) if session_id else None
 
 
 class WorkingSetUpdateSerializer(serializers.Serializer):

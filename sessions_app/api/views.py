@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import validated
-from sessions_app import selectors, services
+from sessions_app import memory_selectors, selectors, services
 from sessions_app.api import serializers as s
 
 
@@ -199,16 +199,31 @@ class MemoryListView(APIView):
     )
     def get(self, request: Request) -> Response:
         query = validated(s.MemoryQuerySerializer, request.query_params.dict())
-        memories = selectors.memory_list(owner=request.user, **query)
+        memories = memory_selectors.memory_list(owner=request.user, **query)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(memories, request, view=self)
         return paginator.get_paginated_response(s.MemorySerializer(page, many=True).data)
+
+    @extend_schema(
+        request=s.MemoryCreateSerializer,
+        responses={201: s.MemorySerializer, 200: s.MemorySerializer},
+        summary="Add a memory by hand",
+        description="201 with the new memory. When the user already has a memory with this category and key "
+        "(given, or derived from the content), that memory is updated in place instead, 200, and the text it "
+        "replaces is kept in its history marked as a person's correction. It is embedded by a worker, and found "
+        "by its words at once.",
+    )
+    def post(self, request: Request) -> Response:
+        params = validated(s.MemoryCreateSerializer, request.data)
+        memory, created = services.memory_create(owner=request.user, **params)
+        return Response(s.MemorySerializer(memory).data, status=201 if created else 200)
 
 
 class MemoryDetailView(APIView):
     @extend_schema(responses=s.MemorySerializer, summary="One memory, with the texts it replaced")
     def get(self, request: Request, memory_id: str) -> Response:
-        return Response(s.MemorySerializer(selectors.memory_get(owner=request.user, memory_id=memory_id)).data)
+        memory = memory_selectors.memory_get(owner=request.user, memory_id=memory_id)
+        return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(
         request=s.MemoryUpdateSerializer,
@@ -217,8 +232,8 @@ class MemoryDetailView(APIView):
     )
     def patch(self, request: Request, memory_id: str) -> Response:
         memory = selectors.memory_get(owner=request.user, memory_id=memory_id)
-        memory = services.memory_edit(memory=memory, **validated(s.MemoryUpdateSerializer, request.data))
-        return Response(s.MemorySerializer(memory).data)
+        services.memory_edit(memory=memory, **validated(s.MemoryUpdateSerializer, request.data))
+        return Response(s.MemorySerializer(memory_selectors.memory_get(owner=request.user, memory_id=memory_id)).data)
 
     @extend_schema(responses={204: None}, summary="Forget a memory")
     def delete(self, request: Request, memory_id: str) -> Response:

@@ -4,7 +4,8 @@ workers are queued only after the rows they need are committed.
 - ``sessions``: create, rename, delete, and the locks every session write relies on;
 - ``messages``: recording turns as given (no model is called);
 - ``commit``: live turns into an archive (L0/L1) and long-term memories;
-- ``memories``: extraction from what people said, merged by (category, key) with history;
+- ``memories``: extraction from what people said, merged by (category, key) with history, and the
+  memories a person adds, corrects or forgets by hand;
 - ``history``: the rolling summary that keeps a model's view of a session bounded;
 - ``working_set``: what a session is currently about, shared by every process through Redis;
 - ``context``: what a search inside a session is handed of it (its query embedded first).
@@ -13,7 +14,13 @@ workers are queued only after the rows they need are committed.
 from sessions_app.services.commit import CommitResult, session_commit
 from sessions_app.services.context import SearchContext, session_search_context
 from sessions_app.services.history import FOLD_BATCH, HistoryContext, session_history_context
-from sessions_app.services.memories import memory_delete, memory_edit, memory_extract_and_upsert, memory_upsert
+from sessions_app.services.memories import (
+    memory_create,
+    memory_delete,
+    memory_edit,
+    memory_extract_and_upsert,
+    memory_upsert,
+)
 from sessions_app.services.messages import NewMessage, message_bulk_create, message_exchange_replace
 from sessions_app.services.sessions import session_create, session_delete, session_update
 from sessions_app.services.working_set import (
@@ -32,6 +39,7 @@ __all__ = [
     "NewMessage",
     "SearchContext",
     "WorkingSet",
+    "memory_create",
     "memory_delete",
     "memory_edit",
     "memory_extract_and_upsert",

@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from retrieval_app.core import ai
+from retrieval_app.core.ai import memories as extraction
 from retrieval_app.core.ai.extractive import split_sentences
 from retrieval_app.core.tasks import embed_later
 from sessions_app.models import Archive, ChatSession, Memory, Message
@@ -24,13 +25,23 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", text.lower())).strip()
 
 
+# A known text inside a sentence makes it a repetition only when it is most of the sentence: "Relevant
+# memories: Lives in Lyon." repeats a memory, "I'm severely allergic to shellfish" does not repeat "Allergic to
+# shellfish", a memory written by hand.
+REPEATED_SHARE = 0.5
+
+
+def _repeats(normal: str, known: str) -> bool:
+    return normal == known or (len(known) > 12 and known in normal and len(known) >= REPEATED_SHARE * len(normal))
+
+
 def _strip_known_text(content: str, known: set[str]) -> str:
     """Removes sentences that repeat what the system already knows or said (recalled memories,
     summaries pasted back by an integration), so they are never mistaken for new statements."""
     kept = []
     for sentence in split_sentences(content):
         normal = _normalise(sentence)
-        if normal and not any(normal == k or (len(k) > 12 and k in normal) for k in known):
+        if normal and not any(_repeats(normal, k) for k in known):
             kept.append(sentence)
     return " ".join(kept)
 
@@ -38,13 +49,15 @@ def _strip_known_text(content: str, known: set[str]) -> str:
 def memory_extract_and_upsert(
     *, session: ChatSession, archive: Archive, messages: Sequence[Message], engine: ai.TextEngine
 ) -> tuple[list[Memory], dict[str, list[dict[str, Any]]]]:
-    """Extracts memories from ``messages`` and merges them into the owner's memories by key."""
-    known = {
-        _normalise(text)
-        for text in Memory.objects.filter(
-            owner_id=session.owner_id, agent_id=session.agent_id, superseded_by__isnull=True
-        ).values_list("content", flat=True)
-    }
+    """Extracts memories from ``messages`` and merges them into the owner's memories by key; the keys
+    the owner already has are handed to the engine, so that a model updates a memory rather than
+    repeating it under another name."""
+    current = list(
+        Memory.objects.filter(owner_id=session.owner_id, agent_id=session.agent_id, superseded_by__isnull=True)
+        .order_by("-updated_at")
+        .values_list("category", "key", "content")
+    )
+    known = {_normalise(content) for _, _, content in current}
     known |= {_normalise(line) for line in session.rolling_summary.splitlines()}
     # Earlier archives' overviews may be pasted back; the archive being made quotes these very turns.
     earlier = Archive.objects.filter(session=session).exclude(pk=archive.pk).values_list("overview", flat=True)
@@ -63,7 +76,9 @@ def memory_extract_and_upsert(
             turns.append(ai.Turn(role=message.role, content=content))
     if not turns:
         return [], empty_diff()
-    candidates = engine.extract_memories(turns, owner_id=session.owner_id)
+    candidates = engine.extract_memories(
+        turns, owner_id=session.owner_id, known_keys=[(category, key) for category, key, _ in current]
+    )
     return memory_upsert(
         owner_id=session.owner_id,
         agent_id=session.agent_id,
@@ -101,47 +116,19 @@ def memory_upsert(
         memory = by_key.get((candidate.category, candidate.key))
         created = False
         if memory is None:
-            try:
-                with transaction.atomic():  # a concurrent commit may create the same key first
-                    memory = Memory.objects.create(
-                        owner_id=owner_id,
-                        agent_id=agent_id,
-                        category=candidate.category,
-                        key=candidate.key,
-                        content=candidate.content,
-                        source_archive=archive,
-                    )
-                created = True
+            memory, created = _create_or_lock(
+                owner_id=owner_id, agent_id=agent_id, candidate=candidate, archive=archive
+            )
+            if created:
                 diff["created"].append(_memory_summary(memory))
-            except IntegrityError:
-                memory = Memory.objects.select_for_update().get(
-                    owner_id=owner_id,
-                    agent_id=agent_id,
-                    category=candidate.category,
-                    key=candidate.key,
-                    superseded_by__isnull=True,
-                )
         if not created and _normalise(memory.content) == _normalise(candidate.content):
+            if memory.source_archive_id is None and archive is not None:
+                # Added by hand or noted during a chat, now said in a conversation that was archived.
+                memory.source_archive = archive
+                memory.save(update_fields=["source_archive", "updated_at"])
             diff["unchanged"].append(_memory_summary(memory))
         elif not created:
-            previous = memory.content
-            memory.history = [
-                *memory.history,
-                {
-                    "content": previous,
-                    "replaced_at": now.isoformat(),
-                    "archive_uri": Archive.objects.filter(pk=memory.source_archive_id)
-                    .values_list("uri", flat=True)
-                    .first(),
-                },
-            ]
-            memory.content = candidate.content
-            memory.source_archive = archive
-            memory.embedding = None  # the old vector describes the old text
-            memory.embedding_model = ""
-            memory.save(
-                update_fields=["history", "content", "source_archive", "embedding", "embedding_model", "updated_at"]
-            )
+            previous = _replace_text(memory, content=candidate.content, archive=archive, now=now)
             diff["updated"].append({**_memory_summary(memory), "previous": previous})
         if source_messages:
             memory.source_messages.add(*source_messages)
@@ -150,14 +137,110 @@ def memory_upsert(
     return touched, diff
 
 
+def _create_or_lock(
+    *, owner_id: int, agent_id: str, candidate: ai.MemoryCandidate, archive: Archive | None
+) -> tuple[Memory, bool]:
+    """A new memory, or (when a concurrent commit created the same key first) that one, locked."""
+    try:
+        with transaction.atomic():
+            memory = Memory.objects.create(
+                owner_id=owner_id,
+                agent_id=agent_id,
+                category=candidate.category,
+                key=candidate.key,
+                content=candidate.content,
+                source_archive=archive,
+            )
+        return memory, True
+    except IntegrityError:
+        locked = Memory.objects.select_for_update().get(
+            owner_id=owner_id,
+            agent_id=agent_id,
+            category=candidate.category,
+            key=candidate.key,
+            superseded_by__isnull=True,
+        )
+        return locked, False
+
+
+def _replace_text(memory: Memory, *, content: str, archive: Archive | None, now) -> str:
+    """A commit's new text for a memory; the text it replaces (returned) goes into its history."""
+    previous = memory.content
+    memory.history = [
+        *memory.history,
+        {
+            "content": previous,
+            "replaced_at": now.isoformat(),
+            "archive_uri": Archive.objects.filter(pk=memory.source_archive_id).values_list("uri", flat=True).first(),
+        },
+    ]
+    memory.content = content
+    memory.source_archive = archive
+    memory.embedding = None  # the old vector describes the old text
+    memory.embedding_model = ""
+    memory.save(update_fields=["history", "content", "source_archive", "embedding", "embedding_model", "updated_at"])
+    return previous
+
+
 def _memory_summary(memory: Memory) -> dict[str, Any]:
     return {
         "id": memory.id,
         "uri": memory.uri,
         "category": memory.category,
         "key": memory.key,
+        "label": extraction.label(memory.key, memory.content),
         "content": memory.content,
     }
+
+
+def _in_first_person(content: str) -> str:
+    """A memory's text as its owner would say it: "Is allergic to peanuts." -> "I'm allergic to peanuts.",
+    "Prefers oat milk in coffee." -> "I prefer oat milk in coffee."."""
+    text = re.sub(r"^Their\b", "My", content.strip())
+    text = re.sub(r"^Is\b", "I'm", text)
+    text = re.sub(r"^Has\b", "I have", text)
+    text = re.sub(r"^Does not\b", "I don't", text)
+    return re.sub(
+        r"^([A-Z][a-z]+?)(ies|s)\b", lambda m: f"I {m.group(1).lower()}{'y' if m.group(2) == 'ies' else ''}", text
+    )
+
+
+def _key_for(*, category: str, content: str) -> str:
+    """The key of a memory a person wrote: the one extraction gives the same statement, so that a later
+    conversation on the subject updates it ("Allergic to peanuts" -> peanut_allergy), else its words."""
+    for said in (content, _in_first_person(content)):
+        found = [c for c in extraction.extract([("user", said)]) if c.category == category]
+        if len(found) == 1:
+            return found[0].key
+    return extraction.slug(content)
+
+
+@transaction.atomic
+def memory_create(*, owner, category: str, content: str, key: str = "", agent_id: str = "") -> tuple[Memory, bool]:
+    """A person adds a memory; ``(memory, created)``. Without a key, one is derived from the text. When
+    the owner already has a memory with that category and key, it is updated in place instead, its old
+    text kept in its history as a person's correction (as ``memory_edit`` does). It is embedded by a
+    worker once written, and found by its words until then."""
+    key = extraction.key_of(key) or _key_for(category=category, content=content)
+    existing = (
+        Memory.objects.select_for_update()
+        .filter(owner=owner, agent_id=agent_id, category=category, key=key, superseded_by__isnull=True)
+        .first()
+    )
+    if existing is None:
+        try:
+            with transaction.atomic():  # the same key may be written by a commit at this very moment
+                memory = Memory.objects.create(
+                    owner=owner, agent_id=agent_id, category=category, key=key, content=content
+                )
+        except IntegrityError:
+            existing = Memory.objects.select_for_update().get(
+                owner=owner, agent_id=agent_id, category=category, key=key, superseded_by__isnull=True
+            )
+        else:
+            embed_later(kind="memories", ids=[memory.pk])
+            return memory, True
+    return memory_edit(memory=existing, content=content), False
 
 
 @transaction.atomic

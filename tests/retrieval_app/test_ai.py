@@ -119,36 +119,36 @@ def test_an_empty_conversation_has_an_empty_overview():
 @pytest.mark.parametrize(
     ("said", "category", "key", "content"),
     [
-        ("My name is Dana Whitfield.", "profile", "name", "Name: Dana Whitfield"),
-        ("I'm a data scientist at heart.", "profile", "occupation", "Occupation: data scientist"),
-        ("I work at Contoso Labs.", "profile", "employer", "Works at Contoso Labs"),
-        ("I live in Lyon.", "profile", "location", "Lives in Lyon"),
-        ("I moved to Paris last month.", "profile", "location", "Lives in Paris"),
-        ("I now live in Lille.", "profile", "location", "Lives in Lille"),
-        ("I speak French and German.", "profile", "languages", "Speaks French and German"),
-        ("I prefer dark mode over light mode.", "preferences", "dark_mode", "Prefers dark mode over light mode"),
+        ("My name is Dana Whitfield.", "profile", "name", "Is called Dana Whitfield."),
+        ("I'm a data scientist at heart.", "profile", "occupation", "Is a data scientist."),
+        ("I work at Contoso Labs.", "profile", "employer", "Works at Contoso Labs."),
+        ("I live in Lyon.", "profile", "location", "Lives in Lyon."),
+        ("I moved to Paris last month.", "profile", "location", "Lives in Paris."),
+        ("I now live in Lille.", "profile", "location", "Lives in Lille."),
+        ("I speak French and German.", "profile", "languages", "Speaks French and German."),
+        ("I prefer dark mode over light mode.", "preferences", "dark_mode", "Prefers dark mode over light mode."),
         (
             "Actually I now prefer aisle seats on long flights.",
             "preferences",
-            "aisle_seat_long_flight",
-            "Prefers aisle seats on long flights",
+            "aisle_seat_on_long_flight",
+            "Prefers aisle seats on long flights.",
         ),
-        ("I don't like long emails.", "preferences", "long_email", "Dislikes long emails"),
+        ("I don't like long emails.", "preferences", "long_email", "Dislikes long emails."),
         (
             "Please always answer in bullet points.",
             "preferences",
-            "always_answer_bullet_point",
-            "Asks to always answer in bullet points",
+            "always_answer_in_bullet_point",
+            "Asks to always answer in bullet points.",
         ),
-        ("My manager is Priya Raman.", "entities", "manager", "Manager: Priya Raman"),
-        ("Bruno is my dog.", "entities", "dog", "Dog: Bruno"),
+        ("My manager is Priya Raman.", "entities", "manager", "Their manager is Priya Raman."),
+        ("Bruno is my dog.", "entities", "dog_bruno", "Has a dog, Bruno."),
         (
             "We have the quarterly review meeting on Friday at 3pm.",
             "events",
-            "review_friday",
-            "We have the quarterly review meeting on Friday at 3pm.",
+            "quarterly_review_meeting",
+            "Has the quarterly review meeting on Friday at 3pm.",
         ),
-        ("I usually run tests before lunch.", "patterns", "run_test_lunch", "Usually run tests before lunch"),
+        ("I usually run tests before lunch.", "patterns", "run_test_before_lunch", "Usually runs tests before lunch."),
     ],
 )
 def test_each_memory_category_is_recognised(said, category, key, content):
@@ -178,7 +178,7 @@ def test_only_the_users_own_words_become_facts_about_them():
 
 def test_duplicates_within_one_commit_merge_and_the_latest_statement_wins():
     found = memories.extract([("user", "I live in Paris."), ("user", "Actually, I live in Lyon now.")])
-    assert [(c.key, c.content, c.turns) for c in found] == [("location", "Lives in Lyon", [0, 1])]
+    assert [(c.key, c.content, c.turns) for c in found] == [("location", "Lives in Lyon.", [0, 1])]
 
 
 @pytest.mark.django_db
@@ -207,9 +207,9 @@ def test_ordinary_sentences_do_not_become_false_memories(said):
 def test_preferences_are_keyed_by_their_subject_and_worded_about_the_user():
     found = memories.extract([("user", "I prefer to get answers in French. I like my coffee black. I like to hike.")])
     assert [(c.key, c.content) for c in found] == [
-        ("answer_french", "Prefers to get answers in French"),
-        ("coffee_black", "Likes their coffee black"),
-        ("hike", "Likes to hike"),
+        ("answer_in_french", "Prefers to get answers in French."),
+        ("coffee_black", "Likes their coffee black."),
+        ("hike", "Likes to hike."),
     ]
 
 

@@ -113,7 +113,7 @@ def test_a_commit_announces_what_was_learned_to_its_owner():
     result = sessions.session_commit(session=session)
     (event,) = [e for e in _receive_all(channel) if e["type"] == "commit"]
     assert event["session_id"] == str(session.id) and event["archive_uri"] == result.archive.uri
-    assert [m["content"] for m in event["memory_diff"]["created"]] == ["Name: Dana Whitfield"]
+    assert [m["content"] for m in event["memory_diff"]["created"]] == ["Is called Dana Whitfield."]
     async_to_sync(layer.group_discard)(user_group(owner.id), channel)
 
 

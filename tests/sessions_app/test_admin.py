@@ -69,6 +69,12 @@ def test_correcting_a_memory_keeps_its_old_text_and_makes_its_vector_again(staff
     assert memory.embedding_model != "m"  # made again from the new text (the test settings embed at once)
 
 
+def test_the_memory_list_names_each_memory_by_its_label(staff_client):
+    MemoryFactory(category="preferences", key="oat_milk_in_coffee", content="Prefers oat milk in coffee.")
+    page = staff_client.get(reverse("admin:sessions_app_memory_changelist")).content.decode()
+    assert "Oat milk in coffee" in page
+
+
 def test_committing_sessions_in_bulk_asks_first_then_archives_them(staff_client):
     sessions = [ChatSessionFactory(), ChatSessionFactory()]
     for session in sessions:

@@ -137,9 +137,9 @@ def test_memories_are_extracted_at_commit_with_a_diff(auth_client, user, django_
     with django_capture_on_commit_callbacks(execute=True):
         body = auth_client.post(f"/api/sessions/{session.id}/commit", {}, format="json").json()
     created = {(m["category"], m["key"]): m["content"] for m in body["memory_diff"]["created"]}
-    assert created[("profile", "name")] == "Name: Dana Whitfield"
-    assert created[("profile", "location")] == "Lives in Lyon"
-    assert created[("preferences", "short_answer")] == "Prefers short answers"
+    assert created[("profile", "name")] == "Is called Dana Whitfield."
+    assert created[("profile", "location")] == "Lives in Lyon."
+    assert created[("preferences", "short_answer")] == "Prefers short answers."
     assert ("cases", "nightly_export_job_fail_memory") in created
     assert body["memory_diff"]["updated"] == [] and body["memory_diff"]["unchanged"] == []
     memory = Memory.objects.get(key="name")
@@ -159,12 +159,12 @@ def test_a_later_statement_updates_the_memory_in_place_and_keeps_the_old_text(au
     diff = auth_client.post(f"/api/sessions/{second.id}/commit", {}, format="json").json()["memory_diff"]
 
     assert [(m["key"], m["content"], m["previous"]) for m in diff["updated"]] == [
-        ("location", "Lives in Grenoble", "Lives in Lyon")
+        ("location", "Lives in Grenoble.", "Lives in Lyon.")
     ]
     assert [m["key"] for m in diff["unchanged"]] == ["name"]
     location = Memory.objects.get(key="location")
     assert Memory.objects.filter(key="location").count() == 1
-    assert location.history[0]["content"] == "Lives in Lyon"
+    assert location.history[0]["content"] == "Lives in Lyon."
     assert location.history[0]["archive_uri"].endswith(f"{first.id}/history/archive_001")
 
 
@@ -251,7 +251,7 @@ def test_sentences_the_new_overview_quotes_still_yield_memories(auth_client, use
     session = ChatSessionFactory(owner=user)
     _post(auth_client, session, [("user", "My deadline is Friday, I still need to finish the report.")])
     diff = auth_client.post(f"/api/sessions/{session.id}/commit", {}, format="json").json()["memory_diff"]
-    assert [(m["category"], m["key"]) for m in diff["created"]] == [("events", "deadline_friday")]
+    assert [(m["category"], m["key"]) for m in diff["created"]] == [("events", "deadline")]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -282,7 +282,7 @@ def test_two_sessions_updating_one_memory_at_once_keep_both_texts(settings):
     assert not errors
     memory = Memory.objects.get(key="location")
     texts = [entry["content"] for entry in memory.history] + [memory.content]
-    assert texts[0] == "Lives in Lyon" and sorted(texts[1:]) == ["Lives in Grenoble", "Lives in Nantes"]
+    assert texts[0] == "Lives in Lyon" and sorted(texts[1:]) == ["Lives in Grenoble.", "Lives in Nantes."]
 
 
 @pytest.mark.django_db(transaction=True)

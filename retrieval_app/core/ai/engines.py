@@ -20,7 +20,7 @@ from retrieval_app.core.accounting import record_call
 from retrieval_app.core.ai import extractive, summaries
 from retrieval_app.core.ai import memories as memory_patterns
 from retrieval_app.core.ai.llm import litellm_module
-from retrieval_app.core.ai.memories import CATEGORIES, MemoryCandidate, slug
+from retrieval_app.core.ai.memories import MemoryCandidate
 from retrieval_app.core.ai.tokens import estimate_tokens
 
 
@@ -93,7 +93,9 @@ class TextEngine(Protocol):
         self, turns: Sequence[Turn], *, previous: str, max_words: int, owner_id: int | None = None
     ) -> str: ...
 
-    def extract_memories(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> list[MemoryCandidate]: ...
+    def extract_memories(
+        self, turns: Sequence[Turn], *, owner_id: int | None = None, known_keys: Sequence[tuple[str, str]] = ()
+    ) -> list[MemoryCandidate]: ...
 
     def describe(self, texts: Sequence[str], *, max_words: int, owner_id: int | None = None) -> str: ...
 
@@ -157,7 +159,10 @@ class ExtractiveEngine:
         """An overview of a passage (or of a section's parts): its most telling sentences, in order."""
         return extractive.summarize([("summary", text) for text in texts], max_words=max_words)
 
-    def extract_memories(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> list[MemoryCandidate]:
+    def extract_memories(
+        self, turns: Sequence[Turn], *, owner_id: int | None = None, known_keys: Sequence[tuple[str, str]] = ()
+    ) -> list[MemoryCandidate]:
+        # ``known_keys`` helps a model reuse keys; the patterns key each subject the same way every time.
         started = time.perf_counter()
         found = memory_patterns.extract(_pairs(turns))
         self._record(
@@ -380,28 +385,62 @@ class LiteLLMEngine:
         except Exception:  # the rolling summary must advance even when the LLM is down
             return self.fallback.summarize(turns, previous=previous, max_words=max_words, owner_id=owner_id)
 
-    def extract_memories(self, turns: Sequence[Turn], *, owner_id: int | None = None) -> list[MemoryCandidate]:
-        prompt = (
-            "Extract long-term memories about the user from this conversation, as a JSON list of objects "
-            f"{{category, key, content}}. category is one of {', '.join(CATEGORIES)}; key is a short snake_case "
-            "name of the subject, stable across conversations (e.g. name, location, preferred_language); content "
-            "is one sentence. Only facts the user stated or cases the assistant solved. [] if none.\n\n"
-            + _transcript(turns)
+    MEMORY_PROMPT = (
+        "You keep long-term memories about the user of a chat assistant. From the conversation below, list what "
+        "is worth remembering about the user, as JSON: "
+        '{{"memories": [{{"category": ..., "key": ..., "content": ..., "turn": ...}}]}}.\n\n'
+        "What to keep, and its category:\n"
+        "- identity (name, age, nationality, languages), health (conditions, medication, injuries, allergies and "
+        "intolerances, with their severity), work (job, employer, team, schedule), places (lives in, moved to, "
+        "from): profile\n"
+        '- diet (vegetarian, vegan, halal, gluten-free, "I don\'t eat pork"), likes, dislikes, preferences and '
+        'how they want answers ("please always/never ..."): preferences\n'
+        "- family (partner, children with names and ages, parents, siblings, pets) and the people in their life: "
+        'entities; a family member\'s own fact is kept as theirs ("Their son Oliver is allergic to eggs.")\n'
+        '- dates (birthdays, anniversaries, dated events) and plans ("I\'m going to", "next month I start"): '
+        "events\n"
+        '- habits ("I usually ..."): patterns\n'
+        "- a problem the user reported and the assistant's fix: cases\n"
+        '- anything the user explicitly asks to be remembered ("remember that ...", "don\'t forget ...", '
+        '"note that ...", "keep in mind ...", "for future reference ...") is ALWAYS kept, in the category '
+        "that fits.\n\n"
+        'Never keep: questions ("am I allergic to anything?"), jokes and hyperbole ("I\'m allergic to '
+        'Mondays"), hypotheticals ("if I were vegan", "maybe I\'ll move"), other people\'s facts as if they '
+        'were the user\'s ("my colleague is allergic to nuts"), what someone else said ("my doctor said I '
+        'might ..."), negated statements ("I\'m not vegetarian"; but "I no longer eat meat" is a diet), and '
+        "anything the assistant said about the user. Several facts in one sentence are several memories.\n\n"
+        "key: a short snake_case name of the subject, stable across conversations (name, location, diet, "
+        "partner, peanut_allergy, daughter_mia, oat_milk_in_coffee). When the subject is one the user already "
+        "has a memory for, reuse that key exactly, so the memory is updated instead of repeated.\n"
+        "content: one sentence about the user in the third person, without naming them as the subject, at most "
+        '{max_chars} characters ("Is severely allergic to peanuts.", "Has a daughter, Mia, aged 6.", '
+        '"Prefers oat milk in coffee.").\n'
+        "turn: the number of the turn it comes from.\n"
+        '{{"memories": []}} if there is nothing to keep.\n\n'
+        "The user's current memory keys (category/key):\n{known}\n\nConversation:\n{transcript}"
+    )
+    KNOWN_KEYS_IN_PROMPT = 200
+
+    def extract_memories(
+        self, turns: Sequence[Turn], *, owner_id: int | None = None, known_keys: Sequence[tuple[str, str]] = ()
+    ) -> list[MemoryCandidate]:
+        """Memories from the model, read leniently (a code fence, prose around the JSON, the list inside an
+        object, categories by another name, a missing key); an answer with nothing usable in it, or a
+        failed call, falls back to the built-in patterns."""
+        known = "\n".join(f"- {category}/{key}" for category, key in list(known_keys)[: self.KNOWN_KEYS_IN_PROMPT])
+        transcript = "\n".join(
+            f"[{i}] {t.role}: {'(answered with quoted passages)' if t.derived else t.content}"
+            for i, t in enumerate(turns)
+        )
+        prompt = self.MEMORY_PROMPT.format(
+            max_chars=memory_patterns.CONTENT_MAX_CHARS, known=known or "(none yet)", transcript=transcript
         )
         try:
-            data = self._json([{"role": "user", "content": prompt}], purpose="memory_extraction", owner_id=owner_id)
-            found = [
-                MemoryCandidate(
-                    category=str(item["category"]),
-                    key=slug(str(item["key"]), words=6),
-                    content=str(item["content"]).strip(),
-                    turns=list(range(len(turns))),
-                )
-                for item in data
-                if item.get("category") in CATEGORIES and str(item.get("content", "")).strip()
-            ]
-            return memory_patterns.merge(found)
-        except Exception:  # unusable answer: fall back to the patterns
+            answer = self.complete(
+                [{"role": "user", "content": prompt}], purpose="memory_extraction", owner_id=owner_id
+            )
+            return memory_patterns.from_model_answer(answer, turn_count=len(turns), known_keys=known_keys)
+        except Exception:  # a failed call or an unusable answer: the patterns still find what they can
             return self.fallback.extract_memories(turns, owner_id=owner_id)
 
     def describe(self, texts: Sequence[str], *, max_words: int, owner_id: int | None = None) -> str:

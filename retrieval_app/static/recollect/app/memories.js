@@ -1,5 +1,6 @@
-/* The memories page: by category, searchable, each editable and deletable, linked to the conversation
-   it came from, with the texts it replaced. */
+/* The memories page: by category, searchable, each shown by its label and its sentence, editable and
+   deletable, linked to the conversation it came from (or marked as added by hand), with the texts it
+   replaced; and a form to add one by hand. */
 (function () {
   "use strict";
   const R = window.Recollect;
@@ -15,24 +16,35 @@
     return node;
   }
 
+  // A label from before labels existed: the key, read as words.
+  const labelOf = (memory) => memory.label || memory.key.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
+
+  function source(memory) {
+    if (memory.session_id) {
+      return el("a", { href: `/chat/${memory.session_id}${memory.source_message_id ? `#m-${memory.source_message_id}` : ""}`, textContent: "From this conversation" });
+    }
+    return el("span", { className: "muted", textContent: "Added by hand" });
+  }
+
   function fill(node, memory) {
     node.textContent = "";
     const history = memory.history || [];
+    const label = labelOf(memory);
     node.append(...[
-      el("div", { className: "row" }, el("span", { className: "badge", textContent: memory.category }), el("span", { className: "key grow", textContent: memory.key }), el("span", { className: "muted small", textContent: R.when(memory.updated_at) })),
-      el("p", { className: "content", style: "margin:.3rem 0", textContent: memory.content }),
+      el("div", { className: "row" }, el("span", { className: "label grow", textContent: label }), el("span", { className: "badge", textContent: memory.category }), el("span", { className: "muted small", textContent: R.when(memory.updated_at) })),
+      el("p", { className: "content", textContent: memory.content }),
       history.length ? el("details", {}, el("summary", { className: "small", textContent: `History: ${history.length} earlier text${history.length > 1 ? "s" : ""}` }),
         el("ul", { className: "history" }, history.map((h) => el("li", {}, el("span", { textContent: h.content }), el("span", { className: "muted", textContent: ` (until ${R.when(h.replaced_at)}${h.edited ? ", corrected by you" : ""})` }))))) : null,
       el("div", { className: "row small" },
-        memory.session_id ? el("a", { href: `/chat/${memory.session_id}${memory.source_message_id ? `#m-${memory.source_message_id}` : ""}`, textContent: "From this conversation" }) : el("span", { className: "muted", textContent: "Its conversation was deleted" }),
+        source(memory),
         el("span", { className: "grow" }),
-        el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": `Edit ${memory.key}`, onclick: () => edit(node, memory) }),
-        el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${memory.key}`, onclick: () => remove(node, memory) })),
+        el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": `Edit ${label}`, onclick: () => edit(node, memory) }),
+        el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${label}`, onclick: () => remove(node, memory) })),
     ].filter(Boolean));
   }
 
   function edit(node, memory) {
-    const area = el("textarea", { rows: 3, value: memory.content, "aria-label": `New text of ${memory.key}` });
+    const area = el("textarea", { rows: 3, value: memory.content, "aria-label": `New text of ${labelOf(memory)}` });
     area.value = memory.content;
     const error = el("div", { className: "error-text small" });
     const save = el("button", { type: "button", className: "primary", textContent: "Save", onclick: async () => {
@@ -46,10 +58,35 @@
   }
 
   async function remove(node, memory) {
-    if (!(await R.confirmAction(`Forget “${memory.key}: ${memory.content}”?`, "Forget"))) return;
+    if (!(await R.confirmAction(`Forget “${labelOf(memory)}: ${memory.content}”?`, "Forget"))) return;
     try { await api(`/api/memories/${memory.id}`, { method: "DELETE" }); node.remove(); R.toast("Memory forgotten"); }
     catch (exc) { R.toast(`Could not delete: ${exc.message}`, "error"); }
   }
+
+  // Adding a memory by hand: in the category of the tab in view, shown at once, the form kept on an error.
+  const form = $("add-memory");
+  async function add(event) {
+    event.preventDefault();
+    const content = $("add-content").value.trim();
+    const error = $("add-error");
+    error.textContent = "";
+    if (!content) { error.textContent = "Write what to remember first."; $("add-content").focus(); return; }
+    $("add-button").disabled = true;
+    try {
+      const memory = await api("/api/memories", { method: "POST", body: { category: $("add-category").value, content } });
+      // A memory on the same subject is updated rather than repeated: its earlier text is then in its history.
+      const updated = (memory.history || []).length > 0;
+      $("add-content").value = "";
+      R.toast(updated ? `Updated “${labelOf(memory)}”; the earlier text is in its history` : "Memory added");
+      await load();
+      const shown = document.getElementById(`memory-${memory.id}`);
+      if (shown) { shown.classList.add("just-added"); shown.scrollIntoView({ block: "nearest" }); }
+    } catch (exc) {
+      const fields = (exc.details && exc.details.fields) || {};
+      error.textContent = Object.values(fields).flat()[0] || exc.message;
+    } finally { $("add-button").disabled = false; }
+  }
+  form.addEventListener("submit", add);
 
   async function load(reset = true) {
     if (reset) page = 1;
@@ -68,7 +105,7 @@
         if (!last || last.dataset.category !== memory.category) box.append(el("h2", { className: "category-heading", textContent: memory.category, dataset: { category: memory.category } }));
         box.append(memoryNode(memory));
       }
-      if (reset && !data.results.length) box.append(el("p", { className: "muted", textContent: q || category ? "No memory matches." : "No memories yet. In a chat, “Remember this conversation” extracts them." }));
+      if (reset && !data.results.length) box.append(el("p", { className: "muted", textContent: q || category ? "No memory matches." : "No memories yet. In a chat, “Remember this conversation” extracts them; or add one above." }));
       $("more").hidden = !data.next;
     } catch (exc) { box.textContent = ""; box.append(el("div", { className: "error-box", textContent: `Could not load memories: ${exc.message}` })); }
   }
@@ -76,6 +113,7 @@
   for (const button of document.querySelectorAll(".tabs button")) {
     button.addEventListener("click", () => {
       category = button.dataset.category;
+      if (category) $("add-category").value = category;
       for (const b of document.querySelectorAll(".tabs button")) b.setAttribute("aria-pressed", String(b === button));
       load();
     });
