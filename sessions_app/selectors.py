@@ -531,13 +531,15 @@ def memory_list(*, owner, category: str | None = None, agent_id: str | None = No
 def _with_first_source(memories: QuerySet[Memory]) -> QuerySet[Memory]:
     """Each memory with ``source_message_id``: the first turn its current text was drawn from (in the
     archive, and so the session, it names), else its first turn at all; a link to the very turn, read
-    in the same query."""
+    in the same query. ``source_session_id`` is that first turn's session, for a memory noted in a
+    conversation not archived yet."""
     sources = Memory.source_messages.through.objects.filter(memory_id=OuterRef("pk")).order_by("message_id")
     current = sources.filter(message__archive_id=OuterRef("source_archive_id"))
     return memories.annotate(
         source_message_id=Coalesce(
             Subquery(current.values("message_id")[:1]), Subquery(sources.values("message_id")[:1])
-        )
+        ),
+        source_session_id=Subquery(sources.values("message__session_id")[:1]),
     )
 
 

@@ -190,6 +190,18 @@ class MemoryUpdateSerializer(serializers.Serializer):
         return value.strip()
 
 
+class _OriginSessionField(serializers.UUIDField):
+    """The session a memory came from: its archive's, else (noted in a chat turn, not archived yet)
+    the session of the turn it was drawn from."""
+
+    def get_attribute(self, instance: Memory):
+        if instance.source_archive_id is not None:
+            return instance.source_archive.session_id
+        if hasattr(instance, "source_session_id"):  # read with the list, in the same query
+            return instance.source_session_id
+        return instance.source_messages.order_by("id").values_list("session_id", flat=True).first()
+
+
 class MemorySerializer(serializers.Serializer):
     id = serializers.IntegerField()
     uri = serializers.CharField()
@@ -199,9 +211,7 @@ class MemorySerializer(serializers.Serializer):
     agent_id = serializers.CharField()
     history = serializers.JSONField()
     source_archive_uri = serializers.CharField(source="source_archive.uri", allow_null=True, default=None)
-    session_id = serializers.UUIDField(
-        source="source_archive.session_id", allow_null=True, default=None, help_text="The session it came from."
-    )
+    session_id = _OriginSessionField(allow_null=True, default=None, help_text="The session it came from.")
     source_message_id = serializers.IntegerField(
         allow_null=True, default=None, help_text="The first turn it was drawn from, in that session."
     )

@@ -4,7 +4,8 @@ workers are queued only after the rows they need are committed.
 - ``sessions``: create, rename, delete, and the locks every session write relies on;
 - ``messages``: recording turns as given (no model is called);
 - ``commit``: live turns into an archive (L0/L1) and long-term memories;
-- ``memories``: extraction from what people said, merged by (category, key) with history;
+- ``memories``: extraction from what people said, merged by (category, key) with history, at commit
+  and, by the built-in patterns, as each chat turn is said;
 - ``history``: the rolling summary that keeps a model's view of a session bounded;
 - ``working_set``: what a session is currently about, shared by every process through Redis;
 - ``recall``: the reads that need a query embedded first (recall, context for search).
@@ -12,7 +13,13 @@ workers are queued only after the rows they need are committed.
 
 from sessions_app.services.commit import CommitResult, session_commit
 from sessions_app.services.history import FOLD_BATCH, HistoryContext, session_history_context
-from sessions_app.services.memories import memory_delete, memory_edit, memory_extract_and_upsert, memory_upsert
+from sessions_app.services.memories import (
+    memory_delete,
+    memory_edit,
+    memory_extract_and_upsert,
+    memory_note_from_turn,
+    memory_upsert,
+)
 from sessions_app.services.messages import NewMessage, message_bulk_create, message_exchange_replace
 from sessions_app.services.recall import SearchContext, memory_recall, session_search_context
 from sessions_app.services.sessions import session_create, session_delete, session_update
@@ -35,6 +42,7 @@ __all__ = [
     "memory_delete",
     "memory_edit",
     "memory_extract_and_upsert",
+    "memory_note_from_turn",
     "memory_recall",
     "memory_upsert",
     "message_bulk_create",
