@@ -67,6 +67,8 @@ class ChatPageView(_Page):
             "documents": documents.only("id", "title", "filename"),
             "scope": self.request.GET.get("doc", ""),
             "max_chars": settings.CHAT_MESSAGE_MAX_CHARS,
+            # With the built-in engine, the page says once (until dismissed) how to configure a model.
+            "engine": ai.text_engine().backend,
         }
 
 
@@ -173,12 +175,14 @@ class SettingsPageView(_Page):
             ("HISTORY_MAX_TURNS", settings.HISTORY_MAX_TURNS, "Turns the model sees verbatim"),
             ("RETRIEVAL_MODE", settings.RETRIEVAL_MODE, "How documents are searched"),
             ("CHAT_CONTEXT_HITS", settings.CHAT_CONTEXT_HITS, "Passages retrieved per turn"),
-            ("CHAT_MOOD_CONFIDENT_SCORE", settings.CHAT_MOOD_CONFIDENT_SCORE, "Score of a 'confident' answer"),
+            ("CHAT_MOOD_CONFIDENT_SCORE", settings.CHAT_MOOD_CONFIDENT_SCORE, "Relevance of a 'confident' answer"),
+            ("CHAT_RELEVANCE_FLOOR", settings.CHAT_RELEVANCE_FLOOR, "Relevance a passage needs to be quoted"),
             ("DOCUMENT_MAX_BYTES", settings.DOCUMENT_MAX_BYTES, "Largest upload, in bytes"),
         ]
         return {
             **super().get_context_data(**kwargs),
             "engine": engine.backend,
+            "llm_model": settings.LLM_MODEL,
             "models": models,
             "flags": flags,
             "limits": limits,

@@ -237,13 +237,18 @@ def memory_list(*, owner, category: str | None = None, agent_id: str | None = No
 def _with_first_source(memories: QuerySet[Memory]) -> QuerySet[Memory]:
     """Each memory with ``source_message_id``: the first turn its current text was drawn from (in the
     archive, and so the session, it names), else its first turn at all; a link to the very turn, read
-    in the same query."""
+    in the same query. ``source_session_id`` is that turn's session: the conversation a person follows
+    a memory back to when it has no archive yet (noted during a chat); a memory with neither was added
+    by hand."""
     sources = Memory.source_messages.through.objects.filter(memory_id=OuterRef("pk")).order_by("message_id")
     current = sources.filter(message__archive_id=OuterRef("source_archive_id"))
     return memories.annotate(
         source_message_id=Coalesce(
             Subquery(current.values("message_id")[:1]), Subquery(sources.values("message_id")[:1])
-        )
+        ),
+        source_session_id=Coalesce(
+            Subquery(current.values("message__session_id")[:1]), Subquery(sources.values("message__session_id")[:1])
+        ),
     )
 
 

@@ -326,8 +326,12 @@ CHAT_CONTEXT_HITS = env_int("CHAT_CONTEXT_HITS", 6, minimum=1)
 CHAT_CONTEXT_TOKENS = env_int("CHAT_CONTEXT_TOKENS", 1500, minimum=50)
 # Answers streaming at once per server process; more get a "busy" error.
 CHAT_MAX_CONCURRENT_TURNS = env_int("CHAT_MAX_CONCURRENT_TURNS", 200, minimum=1)
-# An answer is "confident" when its best context hit scores at least this (see retrieval_app.chat.mood).
-CHAT_MOOD_CONFIDENT_SCORE = env_float("CHAT_MOOD_CONFIDENT_SCORE", 0.45)
+# Each retrieved passage's relevance is judged (0 to 1, see retrieval_app.chat.relevance; calibrated by
+# bench/mood_calibration.py): an answer resting on a passage judged at least CHAT_MOOD_CONFIDENT_SCORE is
+# "confident"; passages from CHAT_RELEVANCE_FLOOR up are quoted as weakly relevant ("uncertain"); below
+# it, a passage is not quoted at all.
+CHAT_MOOD_CONFIDENT_SCORE = env_float("CHAT_MOOD_CONFIDENT_SCORE", 0.65)
+CHAT_RELEVANCE_FLOOR = env_float("CHAT_RELEVANCE_FLOOR", 0.15)
 SEARCH_MAX_TOKENS = env_int("SEARCH_MAX_TOKENS", 2000, minimum=50)
 
 # --- Feature flags and their defaults ------------------------------------------------------------

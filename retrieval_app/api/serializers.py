@@ -112,6 +112,20 @@ class ChatInSerializer(serializers.Serializer):
     )
 
 
+class RememberedSerializer(serializers.Serializer):
+    """A memory noted from the message being answered."""
+
+    id = serializers.IntegerField()
+    uri = serializers.CharField()
+    category = serializers.CharField()
+    key = serializers.CharField()
+    content = serializers.CharField()
+    change = serializers.ChoiceField(
+        choices=["created", "updated", "unchanged"], help_text="New, a new text for a known key, or already known."
+    )
+    previous = serializers.CharField(required=False, help_text="For an update: the text it replaced.")
+
+
 class ChatOutSerializer(serializers.Serializer):
     message = serializers.CharField()
     context = ContextItemSerializer(many=True)
@@ -121,9 +135,15 @@ class ChatOutSerializer(serializers.Serializer):
     prompt_tokens = serializers.IntegerField(required=False)
     mood = serializers.ChoiceField(
         choices=["confident", "uncertain", "apologetic"],
-        help_text="confident: grounded in a strong passage; uncertain: weak or no context; apologetic: a failure.",
+        help_text=(
+            "confident: grounded in a passage judged relevant (or nothing was asked); uncertain: only weakly "
+            "relevant passages, or none; apologetic: a failure."
+        ),
     )
     mood_reason = serializers.CharField(help_text="Why the answer has this mood, in plain words.")
+    remembered = RememberedSerializer(
+        many=True, required=False, help_text="The memories noted from this message as it was said."
+    )
 
 
 @extend_schema_field(non_blank_text(10_000))

@@ -1,35 +1,112 @@
-"""The built-in answer engine, used when no language model is configured: it quotes the passages most
-relevant to the question, with their URIs, and says they were retrieved. It never invents a sentence."""
+"""The built-in answer engine, used when no language model is configured. It never invents a sentence:
+it answers a greeting in kind, acknowledges what it noted from a statement (worded from the memories'
+own text), and quotes the passages judged relevant to a question, verbatim, with their URIs, saying
+they were retrieved rather than generated; when none is relevant, it says what it found nothing about.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from typing import Any
 
-from retrieval_app.core.ai import extractive
-from retrieval_app.search.hits import Hit
+from retrieval_app.chat import speech
+from retrieval_app.chat.relevance import Judged
+
+# Passages quoted at most in one answer.
+MAX_QUOTES = 3
+# A quote's later lines (a list it carries) are indented under its number, so Markdown nests them.
+QUOTE_INDENT = "   "
+WHERE = "your documents, memories or earlier conversations"
+CONFIDENT_HEADER = "From your sources, quoted as retrieved (not generated):"
+WEAK_HEADER = "Nothing I found clearly answers this; these passages come closest (quoted as retrieved, not generated):"
+RELATED_HEADER = "Related, from your sources (quoted as retrieved, not generated):"
+SEARCH_FAILED = f"The search failed, so I found nothing to quote from {WHERE} this time."
+NOTHING_NOTED = "Saved in this conversation; I noted no fact from it as a long-term memory."
+GREETING_HINT = f"Ask me about {WHERE}, or tell me something to remember."
 
 
-def retrieved_answer(query: str, context: Sequence[Hit], *, retrieval_error: str = "") -> str:
-    """The passages most relevant to the query, quoted with their URIs and labelled as retrieved."""
-    if not context:
-        reason = " (the search itself failed)" if retrieval_error else ""
-        return (
-            "No language model is configured, so I can only quote what I find, and I found nothing in your "
-            f"documents, memories or earlier conversations about this{reason}."
-        )
-    wanted = set(extractive.terms_of(query))
-    lines = ["No language model is configured; these passages were retrieved (not generated) for your question:"]
-    for number, hit in enumerate(context[:3], start=1):
-        sentences = extractive.split_sentences(hit.content or hit.text) or [hit.text]
-        ranked = sorted(range(len(sentences)), key=lambda i: (-len(wanted & set(extractive.terms_of(sentences[i]))), i))
-        # A quote is one contiguous span of the source: the best sentence, with the next best only
-        # when it stands right beside it.
-        span = sorted(ranked[:2]) if len(ranked) > 1 and abs(ranked[0] - ranked[1]) == 1 else ranked[:1]
-        quote = " ".join(sentences[i] for i in span).strip()
-        where = hit.title or hit.uri
-        lines.append(f'{number}. "{quote}" ({where}, {hit.uri})')
+def quoted_passages(judged: Sequence[Judged]) -> tuple[list[Judged], bool]:
+    """The passages an answer quotes, most relevant first, and whether they are strong: those judged
+    relevant enough for a confident answer, else those above the floor (weakly relevant), else none.
+    Passages whose quotes repeat one already chosen (overlapping chunks) are left out."""
+    ranked = sorted((j for j in judged if j.quotable), key=lambda j: -j.relevance)
+    strong = [j for j in ranked if j.strong]
+    chosen, seen = [], set()
+    for passage in strong or ranked:
+        text = " ".join(passage.quote.text.split())
+        if text not in seen:
+            seen.add(text)
+            chosen.append(passage)
+    return chosen[:MAX_QUOTES], bool(strong)
+
+
+def _listed(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def acknowledgement(remembered: Sequence[dict[str, Any]]) -> str:
+    """What was noted, said back: "Noted: you live in Lisbon. I'll keep that in mind."; a fact already
+    known is said to be known, an updated one with what it replaces."""
+    noted = []
+    for memory in remembered:
+        said = speech.acknowledged(memory["content"])
+        if memory.get("change") == "updated" and memory.get("previous"):
+            said += f" (before: {speech.acknowledged(memory['previous'])})"
+        if memory.get("change") != "unchanged":
+            noted.append(said)
+    known = [speech.acknowledged(m["content"]) for m in remembered if m.get("change") == "unchanged"]
+    parts = []
+    if noted:
+        parts.append(f"Noted: {_listed(noted)}. I'll keep that in mind.")
+    if known:
+        parts.append(f"I already knew that {_listed(known)}.")
+    return " ".join(parts)
+
+
+def _cited(title: str) -> str:
+    # The page turns "(title, uri)" into a citation marker; brackets inside the title would break it.
+    return re.sub(r"[()\[\]\n]+", " ", title).strip()
+
+
+def quotes_block(header: str, passages: Sequence[Judged]) -> str:
+    lines = [header]
+    for number, passage in enumerate(passages, start=1):
+        hit = passage.hit
+        text = passage.quote.text.replace("\n", "\n" + QUOTE_INDENT)
+        lines.append(f'{number}. "{text}" ({_cited(hit.title) or hit.uri}, {hit.uri})')
     return "\n".join(lines)
+
+
+def retrieved_answer(
+    *,
+    message: str,
+    query: str,
+    judged: Sequence[Judged],
+    remembered: Sequence[dict[str, Any]] = (),
+    retrieval_error: str = "",
+) -> str:
+    """The built-in engine's answer to ``message`` (searched as ``query``), from the passages judged
+    for it and the memories noted from it."""
+    kind = speech.message_kind(message)
+    passages, strong = quoted_passages(judged)
+    parts = []
+    if greeting := speech.greeting_reply(message):
+        parts.append(greeting + (f" {GREETING_HINT}" if kind == speech.GREETING and greeting == "Hello!" else ""))
+    if remembered:
+        parts.append(acknowledgement(remembered))
+    elif kind == speech.STATEMENT:
+        parts.append(NOTHING_NOTED)
+    if kind == speech.QUESTION:
+        if retrieval_error:
+            parts.append(SEARCH_FAILED)
+        elif not passages:
+            parts.append(f"I found nothing about {speech.topic_of(speech.question_part(query))} in {WHERE}.")
+        else:
+            parts.append(quotes_block(CONFIDENT_HEADER if strong else WEAK_HEADER, passages))
+    elif passages and strong and kind == speech.STATEMENT:  # said, not asked: only what is clearly related
+        parts.append(quotes_block(RELATED_HEADER, passages))
+    return "\n\n".join(parts) or "All right."
 
 
 def pieces(text: str) -> Iterator[str]:

@@ -7,6 +7,11 @@ memories and earlier conversations; the prompt is assembled within a token budge
 generated (litellm, streamed, when LLM_MODEL is set; otherwise the built-in engine quotes the retrieved
 passages, saying so) and recorded, marked partial when it was cancelled or failed midway.
 
+Facts the person states are noted as they say them (``memory_note_from_turn``, right after their
+message is recorded), announced in the answer (``remembered``) and kept out of its sources (they would
+only echo the message). Each retrieved passage's relevance is judged (``relevance``): the built-in
+engine quotes only the passages judged relevant, and the mood follows them.
+
 ``chat_turn`` yields events (``context``, ``token``..., ``mood``, then ``done`` or ``error``);
 transports only relay them.
 """
@@ -24,12 +29,13 @@ from django.conf import settings
 from config.exceptions import InvalidInputError
 from documents_app.models import Document
 from documents_app.selectors import document_get, document_get_many
-from retrieval_app.chat import events
-from retrieval_app.chat.answer import pieces, retrieved_answer
+from retrieval_app.chat import events, speech
+from retrieval_app.chat.answer import pieces, quoted_passages, retrieved_answer
 from retrieval_app.chat.concurrency import Cancellation, database_turn
 from retrieval_app.chat.events import Event
 from retrieval_app.chat.mood import Mood, mood_of
 from retrieval_app.chat.prompt import Prompt, prompt_assemble
+from retrieval_app.chat.relevance import Judged, judge
 from retrieval_app.core import ai
 from retrieval_app.core.accounting import calls_for_session
 from retrieval_app.core.tracing import ms_since
@@ -46,7 +52,7 @@ from retrieval_app.search.traces import (
 )
 from sessions_app import services as sessions
 from sessions_app.exceptions import ExchangeAlreadyCommitted
-from sessions_app.models import ChatSession
+from sessions_app.models import ChatSession, Message
 from sessions_app.selectors import session_get, session_last_exchange
 
 logger = logging.getLogger(__name__)
@@ -90,6 +96,16 @@ class _Turn:
     query: str = ""
     prompt: Prompt | None = None
     trace: SearchTrace | None = None  # stored when the turn ends, with how it ended and its timings
+    kind: str = speech.QUESTION  # what the message is: a question, a statement or a greeting
+    remembered: list[dict[str, Any]] = field(default_factory=list)  # memories noted from the message
+    noted: dict[str, Any] = field(default_factory=dict)  # how the noting went, for the trace
+    judged: list[Judged] = field(default_factory=list)  # the passages the mood rests on, judged
+
+    def mood(self, *, failed: bool = False) -> Mood:
+        noted = sum(memory["change"] != "unchanged" for memory in self.remembered)
+        return mood_of(
+            judged=self.judged, kind=self.kind, noted=noted, retrieval_error=self.retrieval_error, failed=failed
+        )
 
 
 def chat_prepare(*, owner, request: ChatRequest) -> ChatTarget:
@@ -132,6 +148,20 @@ def _title(message: str) -> str:
     return " ".join(words[:10])[:120] + (" ..." if len(words) > 10 else "")
 
 
+def _note(turn: _Turn, message: Message) -> None:
+    """Notes the facts the message states; a failure is logged and traced, never the turn's end."""
+    started = time.perf_counter()
+    try:
+        diff = sessions.memory_note_from_turn(session=turn.session, message=message)
+    except Exception as exc:  # the message is recorded; a memory it should have made is only missed
+        logger.exception("chat: noting memories from the message failed")
+        turn.noted = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+        diff = {}
+    for change in ("created", "updated", "unchanged"):
+        turn.remembered += [{**memory, "change": change} for memory in diff.get(change, [])]
+    turn.noted |= {"stage": "memory_note", "ms": ms_since(started), "remembered": turn.remembered}
+
+
 def _retrieve(owner, turn: _Turn, target: ChatTarget) -> None:
     """Search for the turn; a failure leaves the turn without context and says why."""
     query = turn.request.message.strip()[: settings.QUERY_MAX_CHARS]
@@ -156,7 +186,9 @@ def _retrieve(owner, turn: _Turn, target: ChatTarget) -> None:
             owner=owner, session=turn.session, kind=SearchTrace.Kind.CHAT, query=query, error=turn.retrieval_error
         )
         return
-    turn.context = turn.found.hits
+    # A memory noted from this very message would only repeat it back.
+    noted = {memory["uri"] for memory in turn.remembered}
+    turn.context = [hit for hit in turn.found.hits if hit.uri not in noted]
     turn.query = turn.found.query or query
     turn.trace = turn.found.trace
 
@@ -164,10 +196,34 @@ def _retrieve(owner, turn: _Turn, target: ChatTarget) -> None:
 def _assemble(turn: _Turn) -> None:
     started = time.perf_counter()
     history = sessions.session_history_context(session=turn.session)
-    turn.prompt = prompt_assemble(message=turn.request.message, hits=turn.context, history=history)
+    turn.prompt = prompt_assemble(
+        message=turn.request.message, hits=turn.context, history=history, remembered=turn.remembered
+    )
     turn.context = turn.prompt.context
     search_trace_add_stage(
         trace=turn.trace, stage={"stage": "prompt_budget", "ms": ms_since(started), **turn.prompt.budget}
+    )
+
+
+def _judge(owner, turn: _Turn, *, generates: bool) -> None:
+    """Judges each passage's relevance. The built-in engine answers from the passages judged relevant
+    alone, so they are the turn's context (its sources); a model sees them all, and the mood rests on
+    them all."""
+    started = time.perf_counter()
+    judged = judge(owner=owner, query=turn.query, hits=turn.context, written=turn.request.message)
+    turn.judged = judged if generates else quoted_passages(judged)[0]
+    if not generates:
+        turn.context = [passage.hit for passage in turn.judged]
+    search_trace_add_stage(
+        trace=turn.trace,
+        stage={
+            "stage": "relevance",
+            "ms": ms_since(started),
+            "confident_from": settings.CHAT_MOOD_CONFIDENT_SCORE,
+            "quoted_from": settings.CHAT_RELEVANCE_FLOOR,
+            "judged": [passage.as_trace() for passage in judged],
+            "kept": [passage.hit.uri for passage in turn.judged],
+        },
     )
 
 
@@ -234,6 +290,7 @@ def _record_answer(
                         "context_uris": [hit.uri for hit in turn.context],
                         "citations": _citations(turn),
                         "mood": mood.mood,
+                        "remembered": turn.remembered,
                         "prompt_tokens": turn.prompt.tokens if turn.prompt else 0,
                         "trace_id": str(turn.trace.id),
                         **({"error": error[:500]} if error else {}),
@@ -244,31 +301,27 @@ def _record_answer(
         )
 
 
-def chat_turn(
-    *, owner, request: ChatRequest, target: ChatTarget | None = None, cancel: Cancellation | None = None
-) -> Iterator[Event]:
-    """Runs one turn, yielding its events. ``target`` is what ``chat_prepare`` resolved (resolved here
-    when not given). ``cancel`` (set by a transport) stops generation; the partial answer is recorded
-    as such."""
-    cancel = cancel or Cancellation()
-    started = time.perf_counter()
+def _prepare(owner, request: ChatRequest, target: ChatTarget | None, *, generates: bool, started: float):
+    """Records the message, notes what it states, searches, assembles the prompt and judges the passages:
+    the turn, ready to answer, and why it could not be prepared ("" when it could)."""
     with database_turn():
         target = target or chat_prepare(owner=owner, request=request)
         session = target.session or _session_start(owner=owner, request=request)
         question = sessions.NewMessage(role="user", content=request.message)
         if request.replace_last:
-            sessions.message_exchange_replace(session=session, question=question)
+            recorded = sessions.message_exchange_replace(session=session, question=question)
         else:
-            sessions.message_bulk_create(session=session, messages=[question])
-        turn = _Turn(session=session, request=request)
+            recorded = sessions.message_bulk_create(session=session, messages=[question])
+        turn = _Turn(session=session, request=request, kind=speech.message_kind(request.message))
+        _note(turn, recorded[-1])
         try:
             with calls_for_session(session.id):
                 _retrieve(owner, turn, target)
+                search_trace_add_stage(trace=turn.trace, stage=turn.noted)
                 _assemble(turn)
-            failure = None
+                _judge(owner, turn, generates=generates)
         except Exception as exc:  # the message is saved; the client must still learn its session
             logger.exception("chat: preparing the turn failed")
-            failure = f"The turn could not be prepared ({type(exc).__name__}); your message was saved."
             # What the search did, if it got that far, is still worth keeping.
             trace = turn.trace or search_trace_failed(
                 owner=owner, session=session, kind=SearchTrace.Kind.CHAT, query=request.message[:4000], error=""
@@ -279,23 +332,58 @@ def chat_turn(
                 error=f"{type(exc).__name__}: {exc}",
                 timings={"turn": ms_since(started)},
             )
+            return turn, f"The turn could not be prepared ({type(exc).__name__}); your message was saved."
+    return turn, ""
+
+
+def _answer_stream(engine: ai.TextEngine, turn: _Turn, owner) -> Iterator[str]:
+    """The answer's pieces: streamed by the model, or the built-in engine's answer word by word."""
+    if engine.generates:
+        return engine.stream(turn.prompt.messages, purpose="chat", owner_id=owner.id, session_id=turn.session.id)
+    answer = retrieved_answer(
+        message=turn.request.message,
+        query=turn.query,
+        judged=turn.judged,
+        remembered=turn.remembered,
+        retrieval_error=turn.retrieval_error,
+    )
+    return pieces(answer)
+
+
+def _done_event(turn: _Turn, answer: str, status: str) -> Event:
+    done: dict[str, Any] = {"message": answer, "session_id": str(turn.session.id)}
+    if status != "complete":
+        done["status"] = status
+    if turn.retrieval_error:
+        done["retrieval_error"] = turn.retrieval_error
+    done["prompt_tokens"] = turn.prompt.tokens
+    done["remembered"] = turn.remembered
+    return Event(events.DONE, done)
+
+
+def chat_turn(
+    *, owner, request: ChatRequest, target: ChatTarget | None = None, cancel: Cancellation | None = None
+) -> Iterator[Event]:
+    """Runs one turn, yielding its events. ``target`` is what ``chat_prepare`` resolved (resolved here
+    when not given); ``cancel`` (set by a transport) stops generation, the partial answer kept as such."""
+    cancel = cancel or Cancellation()
+    started = time.perf_counter()
+    engine = ai.text_engine()
+    streaming = engine.generates
+    turn, failure = _prepare(owner, request, target, generates=streaming, started=started)
+    session_id = str(turn.session.id)
     if failure:
-        yield Event(events.MOOD, {**mood_of(context=[], failed=True).as_dict(), "session_id": str(session.id)})
-        yield Event(events.ERROR, {"error": failure, "session_id": str(session.id)})
+        yield Event(events.MOOD, {**turn.mood(failed=True).as_dict(), "session_id": session_id})
+        yield Event(events.ERROR, {"error": failure, "session_id": session_id})
         return
     turn.prompt.budget["outside_model_ms"] = ms_since(started)
     yield _context_event(turn)
 
-    engine = ai.text_engine()
-    streaming = engine.generates
     produced: list[str] = []
     status = "complete"
     timings: dict[str, float] = {}
     try:
-        if streaming:
-            stream = engine.stream(turn.prompt.messages, purpose="chat", owner_id=owner.id, session_id=session.id)
-        else:
-            stream = pieces(retrieved_answer(turn.query, turn.context, retrieval_error=turn.retrieval_error))
+        stream = _answer_stream(engine, turn, owner)
         try:
             # Cancelled before the first word: the model is never called (the stream is lazy).
             status = cancel.reason if cancel.is_set() else status
@@ -306,38 +394,33 @@ def chat_turn(
                 if not produced:
                     timings["first_token"] = ms_since(started)
                 produced.append(piece)
-                yield Event(events.TOKEN, {"token": piece, "session_id": str(session.id)})
+                yield Event(events.TOKEN, {"token": piece, "session_id": session_id})
         finally:
             stream.close()
     except GeneratorExit:
         # The transport went away (a closed socket or connection): keep what was said, marked partial.
-        mood = mood_of(context=turn.context, retrieval_error=turn.retrieval_error)
         timings["turn"] = ms_since(started)
-        _record_answer(turn, "".join(produced), generated=streaming, status="disconnected", mood=mood, timings=timings)
+        _record_answer(
+            turn, "".join(produced), generated=streaming, status="disconnected", mood=turn.mood(), timings=timings
+        )
         raise
     except Exception as exc:  # the model failed: the user's turn is kept, the error is readable
         logger.warning("chat: generation failed: %s", exc)
-        mood = mood_of(context=turn.context, failed=True)
+        mood = turn.mood(failed=True)
         timings["turn"] = ms_since(started)
         _record_answer(
             turn, "".join(produced), generated=streaming, status="failed", mood=mood, error=str(exc), timings=timings
         )
         message = f"The model could not answer ({type(exc).__name__}); your message was saved. {exc}"
-        yield Event(events.MOOD, {**mood.as_dict(), "session_id": str(session.id)})
-        yield Event(events.ERROR, {"error": message[:600], "session_id": str(session.id)})
+        yield Event(events.MOOD, {**mood.as_dict(), "session_id": session_id})
+        yield Event(events.ERROR, {"error": message[:600], "session_id": session_id})
         return
     answer = "".join(produced)
-    mood = mood_of(context=turn.context, retrieval_error=turn.retrieval_error)
+    mood = turn.mood()
     timings["turn"] = ms_since(started)
     _record_answer(turn, answer, generated=streaming, status=status, mood=mood, timings=timings)
-    yield Event(events.MOOD, {**mood.as_dict(), "session_id": str(session.id)})
-    done: dict[str, Any] = {"message": answer, "session_id": str(session.id)}
-    if status != "complete":
-        done["status"] = status
-    if turn.retrieval_error:
-        done["retrieval_error"] = turn.retrieval_error
-    done["prompt_tokens"] = turn.prompt.tokens
-    yield Event(events.DONE, done)
+    yield Event(events.MOOD, {**mood.as_dict(), "session_id": session_id})
+    yield _done_event(turn, answer, status)
 
 
 def chat_reply(*, owner, request: ChatRequest, target: ChatTarget | None = None) -> dict[str, Any]:

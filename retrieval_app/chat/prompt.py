@@ -14,6 +14,11 @@ from retrieval_app.core import ai
 from retrieval_app.search.hits import Hit
 from sessions_app.services import HistoryContext
 
+# Memories noted from the message being answered, handed to the model so it can acknowledge them.
+NOTED_PROMPT = (
+    "Noted just now from the user's message and saved to their long-term memories (acknowledge briefly "
+    "what was noted; do not claim to remember anything else):"
+)
 SYSTEM_PROMPT = (
     "You are Recollect, an assistant with a memory of the user's documents and earlier conversations. "
     "Answer from the context below when it is relevant and cite the URIs you used in square brackets. "
@@ -67,10 +72,15 @@ def _when(hit: Hit) -> str:
     return f", said on {said:%A %d %B %Y}"
 
 
-def prompt_assemble(*, message: str, hits: Sequence[Hit], history: HistoryContext) -> Prompt:
-    """The whole prompt for one turn."""
+def prompt_assemble(
+    *, message: str, hits: Sequence[Hit], history: HistoryContext, remembered: Sequence[dict[str, Any]] = ()
+) -> Prompt:
+    """The whole prompt for one turn; ``remembered``, the memories noted from ``message``."""
     context, used, budget = context_block(hits)
     system = SYSTEM_PROMPT
+    noted = [memory for memory in remembered if memory.get("change") != "unchanged"]
+    if noted:
+        system += "\n\n" + NOTED_PROMPT + "".join(f"\n- {memory['content']}" for memory in noted)
     if history.summary:
         system += f"\n\nSummary of the conversation so far:\n{history.summary}"
     system += f"\n\nContext:\n{context}" if context else "\n\nContext: nothing relevant was found."

@@ -34,6 +34,9 @@ class Hit:
     match_reason: str
     session_id: str | None = None  # conversation hits: the session and time of the turn
     created_at: str | None = None
+    # The hit's own cosine similarity to the query (None without a vector), apart from ``score``, which
+    # blends it with shared words and, in a descent, with its parents' scores: the chat judges relevance by both.
+    similarity: float | None = None
 
     def brief(self) -> dict[str, Any]:
         return {"uri": self.uri, "score": self.score}
@@ -76,6 +79,7 @@ def node_hit(candidate: retrievers.Candidate, query: retrievers.Query) -> Hit:
         score=round(candidate.score, 4),
         source=candidate.source,
         match_reason=reason,
+        similarity=candidate.dense,
     )
 
 
@@ -96,6 +100,7 @@ def memory_hit(candidate: retrievers.Candidate, query: retrievers.Query) -> Hit:
         score=round(candidate.score, 4),
         source="memory",
         match_reason="long-term memory, " + match_reason(candidate, query),
+        similarity=candidate.dense,
     )
 
 
@@ -124,4 +129,5 @@ def message_hit(message: dict[str, Any], *, score: float, how: str, recall_sourc
         score=round(score, 4),
         source="memory",
         match_reason=f"earlier conversation ({recall_source} recall): {how}",
+        similarity=message.get("similarity"),
     )

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import validated
-from sessions_app import memory_selectors, selectors, services
+from sessions_app import selectors, services
 from sessions_app.api import serializers as s
 
 
@@ -199,7 +199,7 @@ class MemoryListView(APIView):
     )
     def get(self, request: Request) -> Response:
         query = validated(s.MemoryQuerySerializer, request.query_params.dict())
-        memories = memory_selectors.memory_list(owner=request.user, **query)
+        memories = selectors.memory_list(owner=request.user, **query)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(memories, request, view=self)
         return paginator.get_paginated_response(s.MemorySerializer(page, many=True).data)
@@ -222,7 +222,7 @@ class MemoryListView(APIView):
 class MemoryDetailView(APIView):
     @extend_schema(responses=s.MemorySerializer, summary="One memory, with the texts it replaced")
     def get(self, request: Request, memory_id: str) -> Response:
-        memory = memory_selectors.memory_get(owner=request.user, memory_id=memory_id)
+        memory = selectors.memory_get(owner=request.user, memory_id=memory_id)
         return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(
@@ -233,7 +233,7 @@ class MemoryDetailView(APIView):
     def patch(self, request: Request, memory_id: str) -> Response:
         memory = selectors.memory_get(owner=request.user, memory_id=memory_id)
         services.memory_edit(memory=memory, **validated(s.MemoryUpdateSerializer, request.data))
-        return Response(s.MemorySerializer(memory_selectors.memory_get(owner=request.user, memory_id=memory_id)).data)
+        return Response(s.MemorySerializer(selectors.memory_get(owner=request.user, memory_id=memory_id)).data)
 
     @extend_schema(responses={204: None}, summary="Forget a memory")
     def delete(self, request: Request, memory_id: str) -> Response:

@@ -4,8 +4,9 @@ workers are queued only after the rows they need are committed.
 - ``sessions``: create, rename, delete, and the locks every session write relies on;
 - ``messages``: recording turns as given (no model is called);
 - ``commit``: live turns into an archive (L0/L1) and long-term memories;
-- ``memories``: extraction from what people said, merged by (category, key) with history, and the
-  memories a person adds, corrects or forgets by hand;
+- ``memories``: extraction from what people said, merged by (category, key) with history, at commit
+  and, by the built-in patterns, as each chat turn is said; and the memories a person adds, corrects or
+  forgets by hand;
 - ``history``: the rolling summary that keeps a model's view of a session bounded;
 - ``working_set``: what a session is currently about, shared by every process through Redis;
 - ``context``: what a search inside a session is handed of it (its query embedded first).
@@ -19,6 +20,7 @@ from sessions_app.services.memories import (
     memory_delete,
     memory_edit,
     memory_extract_and_upsert,
+    memory_note_from_turn,
     memory_upsert,
 )
 from sessions_app.services.messages import NewMessage, message_bulk_create, message_exchange_replace
@@ -43,6 +45,7 @@ __all__ = [
     "memory_delete",
     "memory_edit",
     "memory_extract_and_upsert",
+    "memory_note_from_turn",
     "memory_upsert",
     "message_bulk_create",
     "message_exchange_replace",

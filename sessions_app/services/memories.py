@@ -13,6 +13,7 @@ from django.utils import timezone
 from retrieval_app.core import ai
 from retrieval_app.core.ai import memories as extraction
 from retrieval_app.core.ai.extractive import split_sentences
+from retrieval_app.core.ai.memories import extract as extract_by_patterns
 from retrieval_app.core.tasks import embed_later
 from sessions_app.models import Archive, ChatSession, Memory, Message
 
@@ -269,3 +270,47 @@ def memory_edit(*, memory: Memory, content: str) -> Memory:
 
 def memory_delete(*, memory: Memory) -> None:
     memory.delete()
+
+
+def _known_to_the_session(session: ChatSession) -> set[str]:
+    """What the product already knows or wrote for this session, normalised: the owner's current
+    memories, the rolling summary and every archive's overview (the same texts commit leaves out)."""
+    known = {
+        _normalise(text)
+        for text in Memory.objects.filter(
+            owner_id=session.owner_id, agent_id=session.agent_id, superseded_by__isnull=True
+        ).values_list("content", flat=True)
+    }
+    known |= {_normalise(line) for line in session.rolling_summary.splitlines()}
+    for text in Archive.objects.filter(session=session).values_list("overview", flat=True):
+        known |= {_normalise(line.lstrip("- ")) for line in text.splitlines()}
+    known.discard("")
+    return known
+
+
+def memory_note_from_turn(*, session: ChatSession, message: Message) -> dict[str, list[dict[str, Any]]]:
+    """Notes the facts a person states in ``message`` as they say them, without waiting for a commit.
+
+    Always the built-in patterns, whatever engine is configured: they are cheap and deterministic, so
+    a chat turn can afford them before it answers. The message is stripped of known text (as commit
+    does), and what the patterns find is merged into the owner's memories by key, with ``message`` as
+    its source and no archive yet (the commit that archives the message adopts it). Returns the memory
+    diff: ``created``, ``updated`` and ``unchanged``."""
+    if message.role != Message.Role.USER or message.is_derived:
+        return empty_diff()
+    # Most turns state nothing the patterns know: they cost no query.
+    if not extract_by_patterns([(message.role, message.content)]):
+        return empty_diff()
+    with transaction.atomic():
+        content = _strip_known_text(message.content, _known_to_the_session(session))
+        candidates = extract_by_patterns([(message.role, content)]) if content else []
+        if not candidates:
+            return empty_diff()
+        memories, diff = memory_upsert(
+            owner_id=session.owner_id,
+            agent_id=session.agent_id,
+            archive=None,
+            candidates=[(candidate, [message]) for candidate in candidates],
+        )
+        embed_later(kind="memories", ids=[memory.id for memory in memories if memory.embedding is None])
+    return diff

@@ -62,6 +62,15 @@ def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, se
     page, errors = open_page(browser, server)
     _sign_in(page, user.username)
 
+    # Without a language model, the chat says so once, with the way to configure one, until dismissed.
+    notice = page.locator("#model-notice")
+    expect(notice).to_be_visible()
+    expect(notice.get_by_role("link", name="Set one up")).to_have_attribute("href", "/settings/#language-model")
+    page.get_by_role("button", name="Dismiss this notice").click()
+    page.reload()
+    expect(page.locator("#socket-state")).to_have_text("")
+    expect(notice).to_be_hidden()
+
     # Upload, and watch the status pushed over the websocket until it is ready.
     page.get_by_role("navigation").get_by_role("link", name="Documents").click()
     expect(page.get_by_text("Up to 50.0 MB each")).to_be_visible()
@@ -114,12 +123,15 @@ def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, se
     page.get_by_label("Search conversations by title and content").fill("warranty")
     expect(page.locator("#sessions li")).to_have_count(1)
 
-    # Tell it something about oneself, remember the conversation, and see what was learned.
+    # Tell it something about oneself: it is noted as it is said, and the answer says what was remembered.
     _ask(page, "My name is Dana Whitfield.", 2)
+    told = page.locator(".msg.assistant").last
+    expect(told.locator(".body")).to_have_text("Noted: you are called Dana Whitfield. I'll keep that in mind.")
+    expect(told.locator(".remembered")).to_contain_text("Is called Dana Whitfield.")
+    # Remembering the conversation archives it; the memory was already known.
     page.get_by_role("button", name="Remember this conversation").click()
     learned = page.locator(".learned").last
-    expect(learned).to_contain_text("New memories (1)")
-    expect(learned).to_contain_text("Dana Whitfield")
+    expect(learned).to_contain_text("1 memory unchanged")
 
     # An API token for an integration: named, shown once, working at once, listed afterwards by name.
     page.get_by_role("navigation").get_by_role("link", name="Account").click()

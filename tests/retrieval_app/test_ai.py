@@ -5,6 +5,8 @@ import math
 import pytest
 
 from retrieval_app.chat import retrieved_answer
+from retrieval_app.chat.quotes import best_quote
+from retrieval_app.chat.relevance import Judged
 from retrieval_app.core import ai
 from retrieval_app.core.ai import extractive, memories
 from retrieval_app.core.ai.engines import ExtractiveEngine, Turn, build_overview
@@ -283,7 +285,10 @@ def test_a_quoted_answer_is_a_contiguous_verbatim_span_of_its_source():
         source="hybrid",
         match_reason="",
     )
-    answer = retrieved_answer("how do I update the firmware by hand?", [hit])
+    question = "how do I update the firmware by hand?"
+    passage = Judged(hit=hit, quote=best_quote(question, hit.content), relevance=0.9, features={})
+    answer = retrieved_answer(message=question, query=question, judged=[passage])
     quote = answer.split('"')[1]
     assert quote.startswith("To update by hand, open the admin page at 192.168.8.1")
     assert quote in " ".join(HARD_WRAPPED.split()), "every quote is a contiguous span of the source"
+    assert "Do not unplug it while the light blinks" in quote, "the instruction after it comes with it"

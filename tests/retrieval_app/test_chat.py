@@ -30,8 +30,9 @@ def test_a_multi_turn_conversation_without_a_model_quotes_what_it_retrieved(auth
     body = first.json()
     session_id = body["session_id"]
     assert ChatSession.objects.filter(id=session_id, owner=user).exists()
-    assert body["message"].startswith("No language model is configured; these passages were retrieved")
-    assert body["context"] and all(item["uri"] in body["message"] for item in body["context"][:1])
+    assert "quoted as retrieved (not generated)" in body["message"]
+    assert "No language model is configured" not in body["message"], "the chat page says that once, not each answer"
+    assert body["context"] and all(item["uri"] in body["message"] for item in body["context"])
 
     second = _chat(
         auth_client, message="How often should I descale it?", session_id=session_id, debug_search_trace=True
@@ -163,6 +164,7 @@ def test_server_sent_events_arrive_in_the_contracts_order(user):
     assert kinds[0] == "context" and kinds[-1] == "done" and set(kinds[1:-2]) == {"token"} and kinds[-2] == "mood"
     assert "".join(data["token"] for kind, data in events if kind == "token") == events[-1][1]["message"]
     assert "four weeks" in events[-1][1]["message"]
+    assert events[-1][1]["remembered"] == [], "a question notes nothing, and says so"
     session_id = events[0][1]["session_id"]
     assert all(data["session_id"] == session_id for _, data in events)
 

@@ -129,6 +129,18 @@
     turn.actions.prepend(chip);
   }
 
+  // What was noted from the question as it was said (a new or corrected memory), under its answer.
+  function showRemembered(turn, remembered) {
+    const noted = (remembered || []).filter((m) => m.change !== "unchanged");
+    if (!noted.length) return;
+    const item = (m) => el("li", {}, el("span", { textContent: m.content }),
+      m.change === "updated" && m.previous ? el("span", { className: "muted", textContent: ` (was: ${m.previous})` }) : null);
+    turn.node.insertBefore(el("div", { className: "remembered", role: "status" },
+      el("strong", { textContent: noted.length > 1 ? "Remembered these:" : "Remembered:" }),
+      el("ul", {}, noted.map(item)),
+      el("a", { href: "/memories/", textContent: "See all memories" })), turn.actions);
+  }
+
   function finishActions(turn) {
     turn.actions.append(
       el("button", { type: "button", className: "icon", textContent: "Copy", "aria-label": "Copy the answer", onclick: (e) => R.copyText(turn.text, e.currentTarget) }),
@@ -161,6 +173,7 @@
     renderAnswer(turn);
     if (meta.status && meta.status !== "complete") turn.actions.append(el("span", { className: "muted small", textContent: `(${meta.status === "cancelled" ? "stopped" : meta.status})` }));
     if (meta.error) turn.node.insertBefore(el("div", { className: "error-box", textContent: meta.error }), turn.actions);
+    showRemembered(turn, meta.remembered);
     finishActions(turn);
     setMood(turn, meta.mood);
   }
@@ -396,6 +409,7 @@
     turn.text = frame.message;
     const stopped = frame.status === "cancelled";
     const note = !frame.status ? "" : stopped && !turn.text ? "(stopped before answering)" : `(${stopped ? "stopped" : frame.status})`;
+    showRemembered(turn, frame.remembered);
     finish(turn, note);
     // An answer stopped before its first word has nothing to lean on, confidently or not.
     if (turn.pendingMood && turn.text) setMood(turn, turn.pendingMood.mood, turn.pendingMood.mood_reason);
@@ -532,6 +546,21 @@
     if (source.created_at) body.append(el("p", { className: "muted", textContent: `Said ${new Date(source.created_at).toLocaleString()}` }));
     if (source.text) body.append(tier("Passage", source.text));
     body.append(el("p", {}, el("a", { href: `/chat/${sid}${mid ? `#m-${mid}` : ""}`, textContent: "Open that conversation at this turn" })));
+  }
+
+  // --- Said once: no language model is configured ---------------------------------------------------
+  // Shown until dismissed, and remembered by this browser, rather than repeated in every answer.
+  const NOTICE_DISMISSED = "recollect:model-notice-dismissed";
+  const notice = $("model-notice");
+  if (notice) {
+    let dismissed = false;
+    try { dismissed = localStorage.getItem(NOTICE_DISMISSED) === "1"; } catch (_) { /* storage blocked: shown */ }
+    notice.hidden = dismissed;
+    $("model-notice-close").addEventListener("click", () => {
+      notice.hidden = true;
+      try { localStorage.setItem(NOTICE_DISMISSED, "1"); } catch (_) { /* hidden for this page only */ }
+      input.focus();
+    });
   }
 
   // --- Start -----------------------------------------------------------------------------------------
