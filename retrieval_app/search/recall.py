@@ -27,7 +27,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
-from django.db.models import F, Max, Q, QuerySet
+from django.db.models import F, Max, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -241,19 +241,21 @@ def _matched_sql(lexemes: Sequence[str]) -> RawSQL:
     return RawSQL(f"array_remove(ARRAY[{tests}]::text[], NULL)", params)  # noqa: S611 (values are bound)
 
 
-def _neighbours_sql(pks: Sequence[int]) -> RawSQL:
-    """The turns just before and after each of ``pks``, in their sessions."""
+def _with_neighbours_sql(pks: Sequence[int]) -> RawSQL:
+    """``pks`` and the turns just before and after each of them in their sessions, as one list of ids
+    (one subquery, so PostgreSQL looks each up by its key rather than scanning the scope)."""
     table = connection.ops.quote_name(Message._meta.db_table)
     sql = (
-        f"SELECT n.id FROM {table} c JOIN {table} n ON n.session_id = c.session_id"  # noqa: S608
+        "SELECT unnest(%s::bigint[]) UNION"  # noqa: S608 (the table name comes from the model)
+        f" SELECT n.id FROM {table} c JOIN {table} n ON n.session_id = c.session_id"
         " AND n.seq IN (c.seq - 1, c.seq + 1) WHERE c.id = ANY(%s)"
     )
-    return RawSQL(sql, [list(pks)])  # noqa: S611 (the table name comes from the model; values are bound)
+    return RawSQL(sql, [list(pks), list(pks)])  # noqa: S611 (values are bound)
 
 
 def _described(scope: QuerySet[Message], query: RecallQuery, pks: Sequence[int]) -> dict[int, Candidate]:
     """The candidates and their neighbouring turns, with similarity and matched stems, in one query."""
-    rows = scope.filter(Q(pk__in=list(pks)) | Q(pk__in=_neighbours_sql(pks))).annotate(
+    rows = scope.filter(pk__in=_with_neighbours_sql(pks)).annotate(
         matched=_matched_sql(query.lexemes),
         stems=RawSQL("length(search_vector)", []),
         says_when=RawSQL("content ~* %s", [when.TIME_WORDS_SQL]),
