@@ -98,18 +98,7 @@ def document_upload(
     if existing is not None:
         if existing.status != Document.Status.FAILED:
             return existing, False
-        Document.objects.filter(pk=existing.pk).update(
-            filename=filename,
-            media_type=media_type,
-            status=Document.Status.PENDING,
-            error="",
-            updated_at=timezone.now(),
-        )
-        existing.refresh_from_db()
-        document_announce(document_id=existing.id, owner_id=owner.id)
-        if enqueue:
-            enqueue_on_commit(INDEX_TASK, str(existing.id))
-        return existing, True
+        return _upload_again(existing, filename=filename, media_type=media_type, enqueue=enqueue), True
     given = titles.tidy(title)
     document = Document(
         owner=owner,
@@ -140,6 +129,18 @@ def document_upload(
             raise StorageFull() from exc
         raise
     return document, True
+
+
+def _upload_again(document: Document, *, filename: str, media_type: str, enqueue: bool) -> Document:
+    """A failed document's bytes uploaded again: indexed again, under the name they came with now."""
+    Document.objects.filter(pk=document.pk).update(
+        filename=filename, media_type=media_type, status=Document.Status.PENDING, error="", updated_at=timezone.now()
+    )
+    document.refresh_from_db()
+    document_announce(document_id=document.id, owner_id=document.owner_id)
+    if enqueue:
+        enqueue_on_commit(INDEX_TASK, str(document.id))
+    return document
 
 
 def _discard_file(document: Document, stored_name: str) -> None:
@@ -324,20 +325,27 @@ def document_index(*, document_id, engine: ai.TextEngine | None = None, redo_fin
         return _document_build(document, engine=engine)
 
 
+def _parse(document: Document) -> tuple[parsing.Parsed, tree.Draft, str]:
+    """The document's file read into its tree, under the title it goes by. Raises ``ParseError`` or
+    ``OSError`` for a file that cannot be read."""
+    with document.file.open("rb") as handle:
+        data = handle.read()
+    parsed = parsing.parse(data, document.filename)
+    title = document.title if document.title_given else parsed.title
+    root = tree.build_tree(
+        uri=document.uri,
+        title=title,
+        blocks=parsed.blocks,
+        chunk_tokens=settings.CHUNK_TOKENS,
+        overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
+    )
+    return parsed, root, title
+
+
 def _document_build(document: Document, *, engine: ai.TextEngine | None) -> Document | None:
     started = time.perf_counter()
     try:
-        with document.file.open("rb") as handle:
-            data = handle.read()
-        parsed = parsing.parse(data, document.filename)
-        title = document.title if document.title_given else parsed.title
-        root = tree.build_tree(
-            uri=document.uri,
-            title=title,
-            blocks=parsed.blocks,
-            chunk_tokens=settings.CHUNK_TOKENS,
-            overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
-        )
+        parsed, root, title = _parse(document)
     except (parsing.ParseError, OSError) as exc:
         return document_fail(document_id=document.pk, reason=str(exc))
     except Exception as exc:  # a library choking on a malformed file: say so, never hang in "indexing"

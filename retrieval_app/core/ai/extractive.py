@@ -602,10 +602,12 @@ def _list_unit(items: list[str], intro: str) -> _Unit:
 
 def _clauses_of(sentence: str) -> list[str]:
     """A sentence's parts that stand alone: "Do not overfill; water may spill." is an instruction and
-    a statement, each told as such."""
+    a statement, each told as such; a sentence whose parts are all of a kind stays whole."""
     parts = [part.strip() for part in re.split(r";\s+", sentence) if part.strip()] if sentence else []
     if len(parts) < 2 or any(len(_WORDS.findall(part)) < 3 for part in parts):
         return [sentence] if sentence else []
+    if len({bool(_report(part)) for part in parts}) < 2:
+        return [sentence]  # all statements (or all instructions): one sentence, told whole
     last = len(parts) - 1
     return [
         (part[:1].upper() + part[1:]) + ("" if index == last or part.endswith((".", "!", "?")) else ".")
