@@ -119,10 +119,10 @@ def test_a_table_is_described_in_a_sentence():
     assert describe([ERROR_CODES], max_words=60) == "A table of code and meaning: E1, Boiled dry; E2, Sensor fault."
 
 
-def test_an_instruction_and_a_statement_in_one_sentence_are_told_apart():
+def test_an_instruction_is_reported_with_the_reason_given_for_it():
     overview = describe([SAFETY], max_words=80)
-    assert "It says never to immerse the base, cord or plug in water" in overview
-    assert "Boiling water may spill out." in overview
+    assert "It says never to immerse the base, cord or plug in water." in overview
+    assert "It says not to fill the kettle above the MAX mark; boiling water may spill out." in overview
     assert "The kettle must only be used with the supplied base." in overview
 
 
@@ -219,6 +219,19 @@ def test_a_question_settled_by_a_later_user_turn_is_not_open_and_an_unanswered_o
         ]
     )
     assert overview.open_items == ["Who owns the export bucket?"]
+
+
+def test_a_question_answered_after_the_assistant_asked_back_is_not_open():
+    asked_back = [
+        Turn("user", "Can you help me write onboarding notes for analysts who need the warehouse?"),
+        Turn("assistant", "Sure. What do they connect to, and with which account?"),
+        Turn("user", "The warehouse is ClickHouse on port 8123, and analysts use the read-only role."),
+    ]
+    assert build_overview(asked_back).open_items == [
+        "Can you help me write onboarding notes for analysts who need the warehouse?"
+    ], "asked back, not yet answered"
+    answered = [*asked_back, Turn("assistant", "Here are the onboarding notes: connect to ClickHouse on port 8123.")]
+    assert build_overview(answered).open_items == []
 
 
 def test_an_archive_abstract_reads_as_one_line():

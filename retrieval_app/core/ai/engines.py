@@ -248,36 +248,54 @@ def _answers(reply: Sequence[extractive.Sentence]) -> bool:
     )
 
 
+def _shares_a_term(question: extractive.Sentence, reply: Sequence[extractive.Sentence]) -> bool:
+    return any(set(question.terms) & set(r.terms) for r in reply)
+
+
+def _clarifies(reply: Sequence[extractive.Sentence]) -> bool:
+    """A reply that asks back before answering ("Sure. What are the dates?")."""
+    return bool(reply) and any(_is_question(s) for s in reply) and not _answers(reply)
+
+
 def _open_questions(sentences: Sequence[extractive.Sentence], answered_turns: set[int]) -> list[extractive.Sentence]:
-    """The user's questions still open at the end: not answered by the assistant's next turn (or by a
-    later one on the same terms), nor settled by a later user turn ("never mind", "that worked", or a
-    decision on the same terms)."""
+    """The user's questions still open at the end: not answered by the assistant's next turn (or, when
+    that turn asked back, by a later one on its terms; or by any later one on the same terms), nor
+    settled by a later user turn ("never mind", "that worked", or a decision on the same terms)."""
     by_turn: dict[int, list[extractive.Sentence]] = {}
     for s in sentences:
         by_turn.setdefault(s.turn, []).append(s)
     role_of = {s.turn: s.role for s in sentences}
     open_ones: list[extractive.Sentence] = []
+    asked_back: set[int] = set()  # positions of questions the assistant answered with a question
     for turn in sorted(by_turn):
         said = by_turn[turn]
-        if role_of[turn] == "user":
-            for later in said:  # what this turn settles of what was asked before it
-                settles = bool(_SETTLED.search(later.text)) and not _is_question(later)
-                decides = bool(extractive._DECISION.search(later.text)) and not _is_question(later)
-                on_terms = [q for q in open_ones if extractive._overlap(q.terms, later.terms) >= 0.5]
-                if settles:
-                    open_ones = [q for q in open_ones if q not in (on_terms or open_ones[-1:])]
-                elif decides and on_terms:
-                    open_ones = [q for q in open_ones if q not in on_terms]
-            asked = [q for q in said if _is_question(q) and not extractive.is_pleasantry(q.text)]
-            reply = by_turn.get(turn + 1, []) if role_of.get(turn + 1) == "assistant" else []
-            for question in asked:
-                if turn in answered_turns:
-                    continue
-                if _answers(reply) and (len(asked) == 1 or any(set(question.terms) & set(r.terms) for r in reply)):
-                    continue
-                open_ones.append(question)
-        else:
-            open_ones = [q for q in open_ones if not any(extractive._overlap(q.terms, a.terms) >= 0.5 for a in said)]
+        if role_of[turn] != "user":
+            statements = [a for a in said if not _is_question(a) and not _UNSURE.search(a.text)]
+            open_ones = [
+                q
+                for q in open_ones
+                if not any(extractive._overlap(q.terms, a.terms) >= 0.5 for a in said)
+                and not (q.position in asked_back and _shares_a_term(q, statements))
+            ]
+            continue
+        for later in said:  # what this turn settles of what was asked before it
+            settles = bool(_SETTLED.search(later.text)) and not _is_question(later)
+            decides = bool(extractive._DECISION.search(later.text)) and not _is_question(later)
+            on_terms = [q for q in open_ones if extractive._overlap(q.terms, later.terms) >= 0.5]
+            if settles:
+                open_ones = [q for q in open_ones if q not in (on_terms or open_ones[-1:])]
+            elif decides and on_terms:
+                open_ones = [q for q in open_ones if q not in on_terms]
+        asked = [q for q in said if _is_question(q) and not extractive.is_pleasantry(q.text)]
+        reply = by_turn.get(turn + 1, []) if role_of.get(turn + 1) == "assistant" else []
+        for question in asked:
+            if turn in answered_turns:
+                continue
+            if _answers(reply) and (len(asked) == 1 or _shares_a_term(question, reply)):
+                continue
+            if _clarifies(reply):
+                asked_back.add(question.position)
+            open_ones.append(question)
     return open_ones
 
 

@@ -600,21 +600,6 @@ def _list_unit(items: list[str], intro: str) -> _Unit:
     return _Unit("list", f"{lead} {_join_and(kept)}.", " ".join([intro, *items]))
 
 
-def _clauses_of(sentence: str) -> list[str]:
-    """A sentence's parts that stand alone: "Do not overfill; water may spill." is an instruction and
-    a statement, each told as such; a sentence whose parts are all of a kind stays whole."""
-    parts = [part.strip() for part in re.split(r";\s+", sentence) if part.strip()] if sentence else []
-    if len(parts) < 2 or any(len(_WORDS.findall(part)) < 3 for part in parts):
-        return [sentence] if sentence else []
-    if len({bool(_report(part)) for part in parts}) < 2:
-        return [sentence]  # all statements (or all instructions): one sentence, told whole
-    last = len(parts) - 1
-    return [
-        (part[:1].upper() + part[1:]) + ("" if index == last or part.endswith((".", "!", "?")) else ".")
-        for index, part in enumerate(parts)
-    ]
-
-
 def _is_table_row(line: str) -> bool:
     stripped = line.strip()
     return "|" in stripped and (stripped.startswith("|") or stripped.endswith("|") or stripped.count("|") >= 2)
@@ -678,7 +663,9 @@ class _Passage:
     def flush_paragraph(self) -> None:
         if self.paragraph:
             for sentence in split_sentences("\n".join(self.paragraph)):
-                self.units += [_classify(part) for part in _clauses_of(_inline_plain(sentence))]
+                clean = _inline_plain(sentence)
+                if clean:
+                    self.units.append(_classify(clean))
             self.paragraph.clear()
 
     def flush_table(self) -> None:
@@ -693,14 +680,14 @@ class _Passage:
         intro = self.units.pop().text if last and last.kind == "fragment" and last.text.endswith(":") else ""
         gathered: list[str] = []
         for item in self.items:
-            units = [_classify(part) for part in _clauses_of(item)]
-            if units[0].kind == "fragment" or (units[0].kind == "statement" and not item.rstrip().endswith((".", "!"))):
+            unit = _classify(item)
+            if unit.kind == "fragment" or (unit.kind == "statement" and not item.rstrip().endswith((".", "!"))):
                 gathered.append(item)
                 continue
             if gathered:
                 self.units.append(_list_unit(gathered, intro))
                 gathered, intro = [], ""
-            self.units += units
+            self.units.append(unit)
         if gathered:
             self.units.append(_list_unit(gathered, intro))
         self.items = []
@@ -730,7 +717,7 @@ def _render(units: Sequence[_Unit]) -> str:
     out: list[str] = []
     pending: list[str] = []
     for unit in units:
-        if unit.kind == "instruction":
+        if unit.kind == "instruction" and ";" not in unit.clause:
             pending.append(unit.clause)
             continue
         if pending:
@@ -858,6 +845,8 @@ speak read allow add spend grow open walk win offer remember love consider appea
 expect build stay fall cut reach kill remain suggest raise pass sell require report decide pull prefer
 plan book fix fail break crash load save enable disable partition remind prepare travel visit cook eat
 drink like hate hope wish mean guess agree worry share join start finish check cancel arrive return happen
+appreciate sponsor schedule deploy announce draft mention connect refresh finish track review own manage
+miss enjoy recommend double tidy sort handle organise organize arrange attend renew expire drive fly land
 """
 _CONVERSATION_VERBS = frozenset(_CONVERSATION_VERB_TEXT.split()) | _IMPERATIVE_VERBS
 _DETERMINER_TEXT = "a an the my our your his her their its this that these those some any every each another no"
@@ -874,6 +863,7 @@ _TIME_WORDS = frozenset(_TIME_TEXT.split())
 _GENERIC_TEXT = """
 question questions answer answers issue issues problem problems thing things stuff lot lots bit way ways idea
 ideas help point part case example sense matter kind sort name fact detail details info information one
+track care couple rest number amount type most
 """
 _GENERIC_WORDS = frozenset(_GENERIC_TEXT.split())
 _NOT_ADVERB_TEXT = (
@@ -882,11 +872,21 @@ _NOT_ADVERB_TEXT = (
 _NOT_ADVERBS = frozenset(_NOT_ADVERB_TEXT.split())
 _ADJECTIVE_END = re.compile(r"(?:ic|ous|ful|ive|able|ible|less|ish)$")
 _PHRASE_PREPOSITION_TEXT = "of to for"
+# Nouns that "to" completes into one subject: "move to Lisbon", "trip to Porto"; not "Porto to the trip".
+_TOWARDS_TEXT = (
+    "move moving trip visit flight flights journey travel transfer switch migration upgrade return road route"
+)
+_TOWARDS = frozenset(_TOWARDS_TEXT.split())
 # Words that praise or place a thing rather than name it: "good puff pastry" is about puff pastry.
-_VAGUE_TEXT = "good great nice best better new old little big small other same different whole few several right main"
+_VAGUE_TEXT = (
+    "good great nice best better new old little big small other same different whole few several right main "
+    "closer sooner cheaper bigger smaller worth usual"
+)
 _VAGUE = frozenset(_VAGUE_TEXT.split())
 _PHRASE_PREPOSITIONS = frozenset(_PHRASE_PREPOSITION_TEXT.split())
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9'\u2019+&-]*[A-Za-z0-9+]|[A-Za-z]|\d[\d,.:/-]*\d|\d|[^\sA-Za-z0-9]")
+_TOKEN = re.compile(
+    r"\d+(?:st|nd|rd|th)\b|[A-Za-z][A-Za-z0-9'\u2019+&-]*[A-Za-z0-9+]|[A-Za-z]|\d[\d,.:/-]*\d|\d|[^\sA-Za-z0-9]"
+)
 # "allergic to peanuts" -> "peanut allergy"; "moving to Lisbon" -> "move to Lisbon": what happened, named.
 _EVENTS = (
     (re.compile(r"\ballergic\s+to\s+(?:the\s+)?([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)", re.I), "{} allergy", True),
@@ -944,7 +944,7 @@ def _noun_runs(text: str) -> list[list[str]]:
         else:
             runs.append([])
         after_determiner = False
-    return [run for run in runs if run]
+    return runs  # empty runs mark where a phrase was broken off, so only neighbours join
 
 
 def _phrases_of(text: str) -> list[str]:
@@ -953,16 +953,35 @@ def _phrases_of(text: str) -> list[str]:
     found: list[str] = []
     runs = _noun_runs(text)
     for index, run in enumerate(runs):
+        if not run:
+            continue
         if run[0] in _PHRASE_PREPOSITIONS:
-            if len(run) > 1 and index and found and runs[index - 1][0] not in _PHRASE_PREPOSITIONS:
-                head = runs[index - 1]
-                if not _ADJECTIVE_END.search(head[-1].lower()) and len(head) + len(run) <= 6:
-                    found.append(" ".join(head + run))
+            head = runs[index - 1] if index else []
+            short = len(head) + len(run) <= TOPIC_MAX_WORDS - 2
+            if len(run) > 1 and head and head[0] not in _PHRASE_PREPOSITIONS and short and _joins(head, run[0]):
+                found.append(" ".join(head + run))
             if len(run) > 1:
                 found.append(" ".join(run[1:]))
             continue
         found.append(" ".join(run))
-    return [phrase for phrase in found if _is_subject(phrase)]
+    return [_without_leading_number(phrase) for phrase in found if _is_subject(phrase)]
+
+
+def _joins(head: list[str], preposition: str) -> bool:
+    """Whether "<head> <preposition> ..." is one subject: "cost of the flight", "deadline for Heron",
+    "move to Lisbon", but not "allergic to peanuts" or "keep track of".)"""
+    last = head[-1].lower()
+    if _ADJECTIVE_END.search(last) or last in _GENERIC_WORDS or (head[0][0].isdigit() and len(head) == 1):
+        return False
+    return preposition != "to" or last in _TOWARDS
+
+
+def _without_leading_number(phrase: str) -> str:
+    """ "8,000 for kitchen renovation" -> "kitchen renovation"; "1000 IU of vitamin D" stays whole."""
+    words = phrase.split()
+    if len(words) > 2 and words[0][0].isdigit() and words[1] in _PHRASE_PREPOSITIONS:
+        return " ".join(words[2:])
+    return phrase
 
 
 def _is_subject(phrase: str) -> bool:
@@ -1004,10 +1023,13 @@ LEAD_PHRASE_BONUS = 1.3
 PART_SHARE = 0.5
 
 
-def _case_in(phrase: str, lowered: set[str], names: set[str]) -> str:
-    """A phrase with its words in the case the conversation writes them: a word seen capitalised inside
-    a sentence is a name and keeps its capital; one seen only opening a sentence is lowered."""
-    return " ".join(w if w in names or not (w[:1].isupper() and w[1:].islower()) else w.lower() for w in phrase.split())
+def _case_in(phrase: str, lowered: set[str]) -> str:
+    """A phrase with its words in the case the conversation writes them: a capitalised word the
+    conversation also writes in lower case was capitalised only for opening a sentence; a name keeps
+    its capital ("Raj Patel", "Lisbon")."""
+    return " ".join(
+        w.lower() if w[:1].isupper() and w[1:].islower() and w.lower() in lowered else w for w in phrase.split()
+    )
 
 
 def _phrase_scores(
@@ -1048,14 +1070,7 @@ def topic_phrase(sentences: Sequence[Sentence], weights: dict[str, float], *, le
     scores, surfaces, first = _phrase_scores(sentences, weights, lead)
     if not scores:
         return ""
-    lowered: set[str] = set()
-    names: set[str] = set()
-    for sentence in sentences:
-        for token in _TOKEN.findall(sentence.text)[1:]:  # a sentence's first word is capitalised anyway
-            if token[:1].isupper():
-                names.add(token)
-            else:
-                lowered.add(token.lower())
+    lowered = {token for sentence in sentences for token in _TOKEN.findall(sentence.text) if token.islower()}
     ranked = sorted(scores.items(), key=lambda item: (-item[1], sorted(item[0])))
     chosen = [ranked[0][0]]
     for key, score in ranked[1:]:
@@ -1065,7 +1080,7 @@ def topic_phrase(sentences: Sequence[Sentence], weights: dict[str, float], *, le
             chosen.append(key)
     # Told in the order the conversation came to them.
     chosen.sort(key=lambda key: first[key])
-    phrases = [_case_in(surfaces[key].most_common(1)[0][0], lowered, names) for key in chosen]
+    phrases = [_case_in(surfaces[key].most_common(1)[0][0], lowered) for key in chosen]
     topic = " and ".join(phrases)
     if len(topic.split()) > TOPIC_MAX_WORDS:
         topic = phrases[0]
