@@ -248,8 +248,9 @@ def _hash(text: str) -> str:
 
 
 def _embedding_text(*, title: str, kind: str, text: str, overview: str) -> str:
-    """What a node's vector is made from: its title, with a chunk's text or a directory's overview."""
-    body = text if kind == DocumentNode.Kind.CHUNK else overview
+    """What a node's vector is made from: its title, with a chunk's text or a directory's overview as
+    the text says it (without the framing its readers get: "It says to ...")."""
+    body = text if kind == DocumentNode.Kind.CHUNK else extractive.as_said(overview)
     return f"{title}\n{body}" if title else body
 
 
@@ -464,20 +465,20 @@ def documents_rescue_stalled() -> list:
     return rescued
 
 
-def _topics(node: tree.Draft) -> list[str]:
-    """The titles of what a directory covers: its sections, or, for a document under one heading
-    (its title), that heading's sections."""
-    sections = [child for child in node.children if child.kind != "chunk"]
-    while len(sections) == 1:
-        sections = [child for child in sections[0].children if child.kind != "chunk"]
-    return [section.title for section in sections]
+def _opening(node: tree.Draft, tiers: dict[str, tuple[str, str]]) -> str:
+    """The abstract of the text a document opens with (before its first heading, or under the one
+    heading that holds all of it), or "" if it opens with a heading."""
+    while len(node.children) == 1 and node.children[0].kind != "chunk":
+        node = node.children[0]
+    first = node.children[0] if node.children else None
+    return tiers[first.uri][0] if first is not None and first.kind == "chunk" else ""
 
 
 def _tiers(root: tree.Draft, *, engine: ai.TextEngine, owner_id: int) -> dict[str, tuple[str, str]]:
     """(L0, L1) of every node. L1: a chunk's from its text, a directory's from its children's. L0: a
     model's overview opens with what the node is about, so its first statement is the abstract; the
-    extractive engine's quotes the text, so a directory's abstract is said with its title and what it
-    covers, and a chunk's is its most informative statement."""
+    extractive engine's quotes the text, so a directory's abstract is its title with its most telling
+    statement (a document's: the statement it opens with), and a chunk's is its most informative one."""
     tiers: dict[str, tuple[str, str]] = {}
 
     def visit(node: tree.Draft) -> str:
@@ -490,7 +491,8 @@ def _tiers(root: tree.Draft, *, engine: ai.TextEngine, owner_id: int) -> dict[st
         if engine.generates or node.kind == "chunk":
             abstract = abstract_of(overview)
         else:
-            abstract = abstract_of(overview, title=node.title, topics=_topics(node))
+            opening = _opening(node, tiers) if node.kind == "document" else ""
+            abstract = abstract_of(overview, title=node.title, opening=opening)
         tiers[node.uri] = (abstract, overview)
         return overview
 

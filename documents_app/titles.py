@@ -115,6 +115,7 @@ def document_title(*, own: str, headings: Sequence[tuple[int, str]], filename: s
     if headings:
         level, text = headings[0]
         heads_all = level == 1 or all(other > level for other, _ in headings[1:])
-        if heads_all and not is_junk(text):
+        # A heading is the author's own words: only one with nothing to read in it is passed over.
+        if heads_all and len(_MEANINGFUL.findall(text)) >= 2:
             return tidy(text)
     return readable_file_name(filename)

@@ -62,6 +62,7 @@ def test_markup_goes_and_the_words_stay(marked, plain):
         "Press and hold the button.",
         "Never immerse the base in water.",
         "Do not use abrasive cleaners.",
+        "Stop the kettle and unplug it.",
         "Don't overfill the kettle.",
         "If the light flashes red, hold the reset button for ten seconds.",
         "Then fill the kettle with fresh water.",
@@ -96,9 +97,10 @@ def _sentences(text: str) -> list[str]:
 
 def test_an_overview_reports_instructions_instead_of_passing_them_off_as_descriptions():
     overview = describe([FILLING], max_words=60)
-    assert "Repeat this twice" not in overview
+    assert "Repeat this twice." not in overview
     assert not any(extractive.is_instruction(s) for s in _sentences(overview)), overview
-    assert "It says to " in overview and "The kettle switches off automatically when the water boils." in overview
+    assert overview.startswith("It says to boil a full kettle of water and discard it before first use, to ")
+    assert "The kettle switches off automatically when the water boils." in overview
 
 
 def test_an_overview_has_no_markup_and_no_dangling_list_items():
@@ -116,14 +118,36 @@ def test_a_list_of_short_items_is_one_sentence_with_its_introduction():
 
 
 def test_a_table_is_described_in_a_sentence():
-    assert describe([ERROR_CODES], max_words=60) == "A table of code and meaning: E1, Boiled dry; E2, Sensor fault."
+    assert (
+        describe([ERROR_CODES], max_words=60) == "For each code it has the meaning: E1, Boiled dry; E2, Sensor fault."
+    )
 
 
 def test_an_instruction_is_reported_with_the_reason_given_for_it():
     overview = describe([SAFETY], max_words=80)
     assert "It says never to immerse the base, cord or plug in water." in overview
     assert "It says not to fill the kettle above the MAX mark; boiling water may spill out." in overview
+    assert "It says to keep the kettle out of reach of children." in overview
     assert "The kettle must only be used with the supplied base." in overview
+
+
+@pytest.mark.parametrize(
+    ("instruction", "reported"),
+    [
+        ("Do not use abrasive cleaners.", "It says not to use abrasive cleaners."),
+        ("Never immerse the base.", "It says never to immerse the base."),
+        ("Don't stop the pump.", "It says not to stop the pump."),
+        ("Always unplug it before cleaning.", "It says always to unplug it before cleaning."),
+        ("If it flashes red, hold the reset button.", "It says to hold the reset button if it flashes red."),
+        ("Please see the tips.", "It says to see the tips."),
+        (
+            "Wipe the outside with a damp cloth. Do not use abrasive cleaners.",
+            "It says to wipe the outside with a damp cloth and not to use abrasive cleaners.",
+        ),
+    ],
+)
+def test_an_instruction_is_reported_as_what_the_text_is_about(instruction, reported):
+    assert describe([instruction], max_words=30) == reported
 
 
 def test_an_overview_is_deterministic_and_bounded():
@@ -147,19 +171,28 @@ def test_a_sections_abstract_says_what_it_covers_with_its_most_telling_statement
     )
 
 
-def test_a_documents_abstract_says_what_it_is_and_what_it_covers():
-    topics = ["1. Safety", "2. Filling and boiling", "3. Descaling", "4. Error codes", "5. Warranty"]
-    line = abstract_of("Repeat this twice.", title="Lumen K2 Kettle User Manual", topics=topics)
-    assert line == "Lumen K2 Kettle User Manual: safety, filling and boiling, descaling, error codes and warranty."
-    title_case = abstract_of("", title="Account Terms", topics=["Fees and Charges", "Interest", "Overdrafts"])
-    assert title_case == "Account Terms: Fees and Charges, Interest and Overdrafts."
+def test_a_documents_abstract_says_what_it_is_and_how_it_opens():
+    line = abstract_of(
+        "Repeat this twice. The kettle holds 1.7 litres.",
+        title="Lumen K2 Kettle User Manual",
+        opening="This manual covers the Lumen K2 kettle: safety, filling, descaling and its warranty.",
+    )
+    assert line == (
+        "Lumen K2 Kettle User Manual: This manual covers the Lumen K2 kettle: safety, filling, descaling and its "
+        "warranty."
+    )
+    assert abstract_of("Repeat this twice. The kettle holds 1.7 litres.", title="Manual") == (
+        "Manual: The kettle holds 1.7 litres."
+    ), "without an opening, the overview's most telling statement"
 
 
-def test_a_long_list_of_sections_is_counted_rather_than_cut_mid_name():
-    topics = [f"Chapter topic number {i}" for i in range(20)]
-    line = abstract_of("", title="Big manual", topics=topics)
-    assert line.startswith("Big manual: chapter topic number 0, ") and line.endswith(" more.")
-    assert len(line.split()) <= 35
+def test_a_vector_is_made_from_what_the_text_says_not_from_how_a_tier_tells_it():
+    said = extractive.as_said(describe([FILLING], max_words=60))
+    assert said.startswith("Boil a full kettle of water and discard it before first use. ") and "It says" not in said
+    assert extractive.as_said("It says never to immerse it and not to overfill it. It has a lid.") == (
+        "Never immerse it. Do not overfill it. A lid."
+    )
+    assert extractive.as_said("It says that the lid is open.") == "It says that the lid is open."
 
 
 @pytest.mark.django_db

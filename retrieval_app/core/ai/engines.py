@@ -111,27 +111,18 @@ DESCRIBE_INPUT_CHARS = 24_000
 ABSTRACT_WORDS = 25
 
 
-def abstract_of(overview: str, *, title: str = "", topics: Sequence[str] = (), max_words: int = ABSTRACT_WORDS) -> str:
+def abstract_of(overview: str, *, title: str = "", opening: str = "", max_words: int = ABSTRACT_WORDS) -> str:
     """An L0 line from an L1 overview, without another model call: its most informative statement
     (not an instruction, a question or markup), shortened.
 
-    With a ``title`` (a section's or document's), the line says what the node is and what it covers:
-    "Warranty: The K2 is covered for two years." or, given the titles of its parts (``topics``, two or
-    more), "Lumen K2 Kettle User Manual: safety, filling, descaling, error codes and warranty."
+    With a ``title`` (a section's or document's), the line says what the node is, then that statement:
+    "Warranty: The K2 is covered for two years." A document's ``opening``, the statement its text
+    begins with, says best what it covers ("This manual covers the Crema Duo espresso machine.") and
+    stands in for the overview's.
     """
     name = extractive.abstract_title(title)
-    names = extractive.topic_names(topics)
-    if name and len(names) >= 2:
-        listed, words = [], 0
-        for topic in names:
-            if listed and words + len(topic.split()) > max_words:
-                break
-            listed.append(topic)
-            words += len(topic.split())
-        if len(listed) < len(names):
-            listed.append(f"{len(names) - len(listed)} more")
-        return f"{name}: {extractive.join_and(listed)}."
-    statement = extractive.lead_statement(overview, max_words=max_words)
+    statement = extractive.shorten(opening, max_words) if opening else ""
+    statement = statement or extractive.lead_statement(overview, max_words=max_words)
     if not name:
         return statement
     if not statement or extractive.heading_words(statement).lower() == name.lower():

@@ -348,9 +348,9 @@ def keywords(sentences: Sequence[Sentence], weights: dict[str, float], *, limit:
 #
 # A document's L0 and L1 say what its text says, in its own words, without the text's markup and
 # without presenting its instructions as if they described it: "Repeat this twice." is not what a
-# passage is about, while "It says to repeat the first boil twice." is. A list of short items is
-# gathered into one sentence ("It lists a kettle, a filter and a base."), a table is described as one
-# ("A table of code and meaning: E1, boiled dry; E2, no water."), and questions and bare labels are
+# passage is about, while "It says to repeat the first boil twice." is. A list of short items
+# is gathered into one sentence ("It has a kettle, a filter and a base."), a table is described as one
+# ("For each code it has the meaning: E1, boiled dry; E2, no water."), and questions and bare labels are
 # left out. Everything stays deterministic and quotes the text's words; only the framing words of
 # those sentences are added.
 
@@ -480,7 +480,7 @@ class _Unit:
     kind: str  # statement, instruction, list, table, question, fragment
     text: str  # as written in a tier
     source: str  # the passage's own words, for weighing it
-    clause: str = ""  # an instruction's report, without "It says"
+    clause: str = ""  # an instruction's report: "to ..." or "not to ..." (see ``_reported``)
 
 
 def _lower_first(text: str) -> str:
@@ -488,8 +488,8 @@ def _lower_first(text: str) -> str:
 
 
 def _report(sentence: str) -> str:
-    """The clause an instruction is reported with ("to press reset if the light flashes"), or "" if the
-    sentence is not an instruction."""
+    """The clause an instruction is reported with ("to press reset if the light flashes", "not to
+    overfill it"), or "" if the sentence is not an instruction."""
     text = _LEAD_IN.sub("", sentence.strip()).rstrip(" .!")
     condition = ""
     match = _SUBORDINATE.match(text)
@@ -527,6 +527,19 @@ def _report(sentence: str) -> str:
     return f"{clause} {_lower_first(condition)}".strip() if condition else clause
 
 
+# How a tier reports the text's instructions: "It says to descale it and not to overfill it."
+_REPORT = "It says "
+
+
+def _reported(clauses: str | Sequence[str]) -> str:
+    """Instructions as one sentence without its full stop: "It says to fill it, not to overfill it and
+    to boil it"."""
+    clauses = [clauses] if isinstance(clauses, str) else list(clauses)
+    if len(clauses) > 2 and any("," in clause for clause in clauses):
+        return _REPORT + "; ".join(clauses[:-1]) + "; and " + clauses[-1]
+    return _REPORT + _join_and(clauses)
+
+
 def is_instruction(sentence: str) -> bool:
     """Whether a sentence tells the reader to do something ("Press and hold the button.", "If it
     flashes, reset it.", "Never immerse the base.") rather than saying how things are."""
@@ -543,7 +556,7 @@ def _classify(sentence: str) -> _Unit:
         return _Unit("fragment", text, text)
     clause = _report(text)
     if clause:
-        return _Unit("instruction", f"It says {clause}.", text, clause)
+        return _Unit("instruction", f"{_reported(clause)}.", text, clause)
     if not text.endswith((".", "!", '"', "'", ")", "\u201d")) and words < 6:
         return _Unit("fragment", text, text)  # a label or a list item without a verb: "Stainless steel body"
     if text[-1] not in ".!\"')\u201d":
@@ -572,8 +585,9 @@ def _table_unit(rows: list[list[str]], header: list[str]) -> _Unit:
             break
         described.append(cells)
         words += len(cells.split())
-    columns = _join_and([_lower_first(cell) for cell in header if cell])
-    lead = f"A table of {columns}" if columns else "A table"
+    columns = [_lower_first(cell) for cell in header if cell]
+    # "For each code it has the meaning": the columns named, in words a search does not match on.
+    lead = f"For each {columns[0]} it has the {_join_and(columns[1:])}" if len(columns) > 1 else "It has"
     text = f"{lead}: {'; '.join(described)}." if described else f"{lead}."
     return _Unit("table", text, " ".join(header + [cell for row in rows for cell in row]))
 
@@ -596,7 +610,7 @@ def _list_unit(items: list[str], intro: str) -> _Unit:
             break
         kept.append(_item_words(item))
         words += len(item.split())
-    lead = intro.rstrip(" :") if intro else "It lists"
+    lead = intro.rstrip(" :") if intro else "It has"
     return _Unit("list", f"{lead} {_join_and(kept)}.", " ".join([intro, *items]))
 
 
@@ -697,35 +711,28 @@ def passage_units(text: str) -> list[_Unit]:
     return _Passage().read(text)
 
 
-# How much each kind of unit is worth to an overview: what the text states first, then its lists and
-# tables, then its instructions (reported), so that an overview says what a passage is about.
-_KIND_WEIGHT = {"statement": 1.0, "list": 0.9, "table": 0.9, "instruction": 0.8}
-COURTESY_WEIGHT = 0.5
-_REPORTED = ("It says to ", "It says not to ", "It says never to ", "It says always to ")
-
-
-def _clauses(clauses: list[str]) -> str:
-    if len(clauses) < 2:
-        return clauses[0] if clauses else ""
-    if len(clauses) > 2 and any("," in clause for clause in clauses):
-        return "; ".join(clauses[:-1]) + "; and " + clauses[-1]
-    return _join_and(clauses)
+# What an overview tells: statements, lists, tables and (reported) instructions, each chosen by what it
+# says, as the rolling summary chooses sentences; questions and bare labels are left out.
+_TOLD = frozenset(("statement", "list", "table", "instruction"))
 
 
 def _render(units: Sequence[_Unit]) -> str:
-    """The units in order as one paragraph; instructions in a row are reported in one sentence."""
+    """The units in order as one paragraph; instructions in a row are reported together."""
     out: list[str] = []
     pending: list[str] = []
+
+    def flush() -> None:
+        if pending:
+            out.append(f"{_reported(pending)}.")
+            pending.clear()
+
     for unit in units:
         if unit.kind == "instruction" and ";" not in unit.clause:
             pending.append(unit.clause)
             continue
-        if pending:
-            out.append(f"It says {_clauses(pending)}.")
-            pending = []
+        flush()
         out.append(unit.text)
-    if pending:
-        out.append(f"It says {_clauses(pending)}.")
+    flush()
     return " ".join(out)
 
 
@@ -745,7 +752,7 @@ def describe_passages(texts: Sequence[str], *, max_words: int) -> str:
     """An overview of passages (a chunk's text, or the overviews of a section's parts): their most
     telling statements, lists, tables and reported instructions, in order, within ``max_words``."""
     units = [unit for text in texts for unit in passage_units(text)]
-    pool = [unit for unit in units if unit.kind in _KIND_WEIGHT] or [u for u in units if u.kind == "question"]
+    pool = [unit for unit in units if unit.kind in _TOLD] or [u for u in units if u.kind == "question"]
     if not pool:
         fallback = " ".join(plain_text("\n".join(texts)).split())
         return _cut(fallback, max_words)
@@ -755,15 +762,9 @@ def describe_passages(texts: Sequence[str], *, max_words: int) -> str:
         for index, unit in enumerate(pool)
     ]
     weights = term_weights(sentences)
-    boost = {
-        index: _KIND_WEIGHT.get(unit.kind, 1.0)
-        * (_KIND_WEIGHT["instruction"] if unit.text.startswith(_REPORTED) else 1)
-        * (COURTESY_WEIGHT if _COURTESY.match(unit.text) else 1)
-        for index, unit in enumerate(pool)
-    }
     budget = max_words
     while budget > 0:
-        chosen = select(sentences, weights, max_words=budget, boost=boost)
+        chosen = select(sentences, weights, max_words=budget)
         if not chosen:
             break
         overview = _render([pool[s.position] for s in chosen])
@@ -771,8 +772,40 @@ def describe_passages(texts: Sequence[str], *, max_words: int) -> str:
         if overflow <= 0:
             return overview
         budget -= overflow
-    best = max(sentences, key=lambda s: (sentence_score(s, weights) * boost[s.position], -s.position))
+    best = max(sentences, key=lambda s: (sentence_score(s, weights), -s.position))
     return _cut(pool[best.position].text, max_words - 1)
+
+
+_REPORTED_CLAUSE = re.compile(r"(?:^It says |, |; and |; | and )(not |never |always )?to ")
+_UNREPORTED = {"not ": "Do not ", "never ": "Never ", "always ": "Always "}
+
+
+def _as_written(sentence: str) -> str:
+    """A sentence of an overview as the text wrote it: reported instructions become the instructions
+    again, one sentence each ("It says to fill it and not to overfill it." -> "Fill it. Do not
+    overfill it.")."""
+    if not sentence.startswith(tuple(_REPORT + lead for lead in ("to ", "not to ", "never to ", "always to "))):
+        text = sentence.removeprefix("It has ")
+        return text[:1].upper() + text[1:]
+    clauses = _REPORTED_CLAUSE.split(sentence.rstrip("."))
+    written = []
+    # split() gives the text before the first clause (nothing), then, per clause, its negation or
+    # "always", and its words.
+    for negation, words in zip(clauses[1::2], clauses[2::2], strict=True):
+        lead = _UNREPORTED.get(negation or "", "")
+        text = f"{lead}{words}" if lead else words[:1].upper() + words[1:]
+        written.append(text.rstrip(" ,;") + ".")
+    return " ".join(written)
+
+
+def as_said(overview: str) -> str:
+    """An overview as the text says it, without the words the tiers add for its readers: "It says to
+    fill it and not to overfill it." -> "Fill it. Do not overfill it." A vector is made from this, so
+    that it carries what the text says, not how it is told."""
+    return " ".join(_as_written(sentence) for sentence in re.split(r"(?<=[.!?])\s+", overview or "") if sentence)
+
+
+_TOLD_ABOUT = (_REPORT, "It has ", "For each ")
 
 
 def lead_statement(overview: str, *, max_words: int) -> str:
@@ -789,7 +822,7 @@ def lead_statement(overview: str, *, max_words: int) -> str:
         s
         for s in scored
         if _classify(s.text).kind == "statement"
-        and not s.text.startswith(("It says ", "It lists ", "A table"))
+        and not s.text.startswith(_TOLD_ABOUT)
         and not _COURTESY.match(s.text)
         and s.text.split(None, 1)[0].lower() not in _IMPERATIVE_VERBS
         and s.words >= 4
@@ -805,9 +838,11 @@ def lead_statement(overview: str, *, max_words: int) -> str:
     return _cut(max(candidates, key=worth).text, max_words)
 
 
-def join_and(items: Sequence[str]) -> str:
-    """ "a", "b", "c" -> "a, b and c"."""
-    return _join_and(items)
+def plain_sentences(text: str) -> list[str]:
+    """A written text's lines without markup, each ending like a sentence (a list item or a heading
+    line gets its full stop), so that joined they still read as sentences."""
+    lines = plain_text(text).splitlines()
+    return [line if line.endswith((".", "!", "?", ":", ";", '"', ")")) else f"{line}." for line in lines]
 
 
 ABSTRACT_TITLE_WORDS = 12
@@ -817,22 +852,6 @@ def abstract_title(title: str) -> str:
     """How a section's or document's abstract names it: its heading's words, at most
     ``ABSTRACT_TITLE_WORDS`` of them."""
     return " ".join(heading_words(title).split()[:ABSTRACT_TITLE_WORDS])
-
-
-def topic_names(titles: Sequence[str]) -> list[str]:
-    """Headings as a list inside a sentence: numbering and markup gone; in sentence case ("Error
-    codes") their first letters are lowered, while Title Case headings ("Fees and Charges") stay."""
-    names = [name for name in (heading_words(title) for title in titles) if name]
-    multiword = [name.split() for name in names if len(name.split()) > 1]
-    title_case = any(sum(word[:1].isupper() for word in words[1:]) for words in multiword)
-    return names if title_case else [_item_words(name) for name in names]
-
-
-def plain_sentences(text: str) -> list[str]:
-    """A written text's lines without markup, each ending like a sentence (a list item or a heading
-    line gets its full stop), so that joined they still read as sentences."""
-    lines = plain_text(text).splitlines()
-    return [line if line.endswith((".", "!", "?", ":", ";", '"', ")")) else f"{line}." for line in lines]
 
 
 # --- What a conversation is about: its main noun phrases ----------------------------------------------
