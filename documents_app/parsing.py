@@ -9,6 +9,7 @@ Beautiful Soup for HTML, pypdf for PDF and python-docx for DOCX. The result is a
 from __future__ import annotations
 
 import io
+import itertools
 import re
 import zipfile
 from dataclasses import dataclass
@@ -302,14 +303,7 @@ def _pdf(data: bytes) -> tuple[str, list[Block]]:
     if not pages:
         raise ParseError("The PDF has no pages.")
     if outline:
-        # The PDF's own table of contents: each entry's pages, until the next entry.
-        blocks = [Block(0, "", "\n".join(pages[: outline[0][2]]))] if outline[0][2] > 0 else []
-        for number, (entry_level, entry_title, first) in enumerate(outline):
-            last = outline[number + 1][2] if number + 1 < len(outline) else len(pages)
-            blocks.append(
-                Block(entry_level, entry_title, "\n".join(pages[first : max(last, first + 1)] if last > first else []))
-            )
-        return title, blocks
+        return title, _outline_blocks(pages, outline)
     return title, [
         Block(
             1,
@@ -319,6 +313,37 @@ def _pdf(data: bytes) -> tuple[str, list[Block]]:
         )
         for start in range(0, len(pages), PDF_PAGES_PER_GROUP)
     ]
+
+
+def _heading_at(text: str, heading: str, start: int, end: int) -> re.Match | None:
+    """Where a heading stands in ``text[start:end]``: at the start of a line if it is there, else anywhere."""
+    words = heading.split()
+    if not words:
+        return None
+    pattern = r"\s+".join(re.escape(word) for word in words)
+    return re.compile(rf"(?m)^[ \t]*{pattern}", re.IGNORECASE).search(text, start, end) or re.compile(
+        pattern, re.IGNORECASE
+    ).search(text, start, end)
+
+
+def _outline_blocks(pages: list[str], outline: list[tuple[int, str, int]]) -> list[Block]:
+    """The PDF's own table of contents as blocks. Each entry's text runs from its heading, found on its
+    page, to the next entry's, so that several headings on one page each keep their own text; an entry
+    whose heading is not in the text starts at its page (or where the entry before it ended)."""
+    text = "\n".join(pages)
+    page_starts = list(itertools.accumulate((len(page) + 1 for page in pages[:-1]), initial=0))
+    cuts: list[tuple[int, int]] = []  # per entry: where its heading starts, and where its text does
+    floor = 0
+    for _level, heading, page in outline:
+        begin = max(floor, page_starts[page])
+        found = _heading_at(text, heading, begin, page_starts[page] + len(pages[page]))
+        cuts.append((found.start(), found.end()) if found else (begin, begin))
+        floor = cuts[-1][1]
+    blocks = [Block(0, "", text[: cuts[0][0]])] if cuts[0][0] > 0 else []
+    for number, (level, heading, _page) in enumerate(outline):
+        end = cuts[number + 1][0] if number + 1 < len(cuts) else len(text)
+        blocks.append(Block(level, heading, text[cuts[number][1] : end]))
+    return blocks
 
 
 def _pdf_outline(reader) -> list[tuple[int, str, int]]:

@@ -106,15 +106,15 @@ def document_title(*, own: str, headings: Sequence[tuple[int, str]], filename: s
     """The title of a document with no title given: its own, its heading, or its file name.
 
     ``headings`` are (level, title) of the document's real headings in order. The first one names the
-    document when it heads all of it: a level-1 heading, or one that no other heading matches or
-    outranks (a document of "1. Safety", "2. Filling" ... is not called "1. Safety").
+    document when it heads all of it, when no other heading matches or outranks it: a document of "1.
+    Safety", "2. Filling" ... is not called "1. Safety".
     """
     own = without_tool_names(own)
     if own and not is_junk(own):
         return tidy(own)
     if headings:
         level, text = headings[0]
-        heads_all = level == 1 or all(other > level for other, _ in headings[1:])
+        heads_all = all(other > level for other, _ in headings[1:])
         # A heading is the author's own words: only one with nothing to read in it is passed over.
         if heads_all and len(_MEANINGFUL.findall(text)) >= 2:
             return tidy(text)

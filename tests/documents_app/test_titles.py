@@ -326,3 +326,20 @@ def test_a_rename_reaches_the_owners_open_pages(django_capture_on_commit_callbac
 def test_a_title_is_one_line_without_control_characters():
     assert titles.tidy("Kettle\x07 guide\n\nfor  the\u2028K2 ") == "Kettle guide for the K2"
     assert len(titles.tidy("w" * 600)) == titles.MAX_TITLE_CHARS
+
+
+def test_headings_sharing_a_pdf_page_each_keep_their_own_text():
+    pages = [
+        "Lumen K2 Kettle Manual\nRead this first.\n6. Specifications\nThe K2 draws 2200 W.\n7. Warranty\n"
+        "Two years from purchase.\nKeep the receipt.",
+        "8. Contact\nCall the service line.",
+    ]
+    outline = [("6. Specifications", 0, 0), ("7. Warranty", 0, 0), ("8. Contact", 0, 1)]
+    parsed = parse(files.pdf(pages, outline=outline), "kettle_manual_v2.pdf")
+    assert [(b.level, b.title, b.text) for b in parsed.blocks] == [
+        (0, "", "Lumen K2 Kettle Manual\nRead this first."),
+        (1, "6. Specifications", "The K2 draws 2200 W."),
+        (1, "7. Warranty", "Two years from purchase.\nKeep the receipt."),
+        (1, "8. Contact", "Call the service line."),
+    ]
+    assert parsed.title == "Kettle manual v2", "the first of several chapters does not name the document"
