@@ -7,8 +7,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from documents_app.models import DocumentNode
+from documents_app.parsing import parse
+from documents_app.tree import build_tree, walk
 from retrieval_app.core.ai import extractive
 from retrieval_app.search import retrieval_find
+from tests.documents_app import files
 
 pytestmark = pytest.mark.django_db
 
@@ -141,3 +144,40 @@ def test_no_tier_is_an_instruction_or_carries_markup(manual):
     assert abstracts["4. Error codes"] == (
         "Error codes: For each code it has the meaning: E1, Boiled dry; E2, Sensor fault; E3, Base not detected."
     )
+
+
+WARRANTY = "The K2 comes with a two-year guarantee.\nKeep your receipt."
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("manual.md", f"# K2\n\n## Specifications\n\nIt draws 2200 W.\n\n## Warranty\n\n{WARRANTY}\n".encode()),
+        (
+            "manual.html",
+            b"<html><body><h1>K2</h1><h2>Specifications</h2><p>It draws 2200 W.</p><h2>Warranty</h2>"
+            b"<p>The K2 comes with a two-year guarantee.</p><p>Keep your receipt.</p></body></html>",
+        ),
+        (
+            "manual.docx",
+            files.docx(
+                [
+                    ("Heading 1", "K2"),
+                    ("Heading 2", "Specifications"),
+                    ("Normal", "It draws 2200 W."),
+                    ("Heading 2", "Warranty"),
+                    ("Normal", "The K2 comes with a two-year guarantee."),
+                    ("Normal", "Keep your receipt."),
+                ]
+            ),
+        ),
+    ],
+)
+def test_a_short_last_section_is_its_own_node_in_every_format(name, data):
+    parsed = parse(data, name)
+    root = build_tree(uri="viking://resources/users/1/documents/d", title=parsed.title, blocks=parsed.blocks)
+    sections = {node.title: node for node in walk(root) if node.kind == "section"}
+    assert set(sections) == {"K2", "Specifications", "Warranty"}
+    (chunk,) = sections["Warranty"].children
+    assert chunk.kind == "chunk" and " ".join(chunk.text.split()) == " ".join(WARRANTY.split())
+    assert "guarantee" not in sections["Specifications"].children[0].text
