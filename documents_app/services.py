@@ -43,6 +43,7 @@ INDEX_TASK = "documents.index_document"
 RESCUE_TASK = "documents.rescue_stalled"
 # The worker job that makes again the vectors of the nodes that carry a renamed document's title.
 RETITLE_TASK = "documents.embed_title"
+# Texts per call to the embedding model when indexing.
 EMBED_BATCH = 64
 
 # The event a person's open pages receive when one of their documents changes status.
@@ -165,8 +166,14 @@ def document_reindex(*, document: Document) -> Document:
     return document
 
 
+def _carries_title(node: DocumentNode) -> bool:
+    """Whether a node is titled after its document: the document's own node, and the chunks of the text
+    before its first heading."""
+    return node.level == 0 or (node.level == 1 and node.kind == DocumentNode.Kind.CHUNK)
+
+
 def _title_carriers(document_id):
-    """The nodes that carry the document's title: its own, and the chunks of its text before any heading."""
+    """The nodes of a document that ``_carries_title``, as a query."""
     return DocumentNode.objects.filter(document_id=document_id).filter(
         Q(level=0) | Q(level=1, kind=DocumentNode.Kind.CHUNK)
     )
@@ -203,13 +210,11 @@ def document_rename(*, document: Document, title: str) -> Document:
 def document_embed_title(*, document_id) -> int:
     """Makes again the vectors of the nodes that carry the document's title, where the title they were
     made with is not the one they show; returns how many. A rename meanwhile leaves its own job."""
-    rows = list(_title_carriers(document_id).defer("embedding").order_by("id"))
-    stale = [
-        (row, text)
-        for row in rows
-        for text in [_embedding_text(title=row.title, kind=row.kind, text=row.content, overview=row.overview)]
-        if row.content_hash != _hash(text)
-    ]
+    stale = []
+    for row in _title_carriers(document_id).defer("embedding").order_by("id"):
+        text = _embedding_text(title=row.title, kind=row.kind, text=row.content, overview=row.overview)
+        if row.content_hash != _hash(text):
+            stale.append((row, text))
     done = 0
     for start in range(0, len(stale), EMBED_BATCH):
         batch = stale[start : start + EMBED_BATCH]
@@ -411,7 +416,7 @@ def _swap_in(document: Document, rows: list[DocumentNode], *, title: str) -> Doc
         if renamed:
             title = current["title"]
             for row in rows:
-                if row.level == 0 or (row.level == 1 and row.kind == DocumentNode.Kind.CHUNK):
+                if _carries_title(row):
                     row.title = title
         DocumentNode.objects.filter(document=document).delete()
         DocumentNode.objects.bulk_create(rows, batch_size=500)
@@ -511,8 +516,8 @@ def _embeddings(document: Document, nodes: Sequence[tree.Draft], overviews: dict
     texts = [_draft_text(node, overviews[node.uri]) for node in nodes]
     vectors = [previous.get(_hash(text)) for text in texts]
     missing = [index for index, vector in enumerate(vectors) if vector is None]
-    for start in range(0, len(missing), 64):
-        batch = missing[start : start + 64]
+    for start in range(0, len(missing), EMBED_BATCH):
+        batch = missing[start : start + EMBED_BATCH]
         made, model = ai.embed_texts(
             [texts[i] for i in batch], purpose="document_embedding", owner_id=document.owner_id
         )

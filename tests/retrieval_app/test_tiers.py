@@ -63,6 +63,7 @@ def test_markup_goes_and_the_words_stay(marked, plain):
         "Never immerse the base in water.",
         "Do not use abrasive cleaners.",
         "Stop the kettle and unplug it.",
+        "Make sure the lid is closed.",
         "Don't overfill the kettle.",
         "If the light flashes red, hold the reset button for ten seconds.",
         "Then fill the kettle with fresh water.",
@@ -85,6 +86,8 @@ def test_instructions_are_recognised(sentence):
         "Use of the kettle outdoors voids the warranty.",
         "In 2020, the company released the first model.",
         "You should descale the kettle every four weeks.",
+        "Make and model are printed on the label.",
+        "Select models have a glass jug.",
     ],
 )
 def test_statements_are_not_taken_for_instructions(sentence):

@@ -443,7 +443,7 @@ the a an this that these those it its them him her your you yourself all any eac
 one two three four five six seven eight nine ten no only up down out off on in into onto over back
 away through to for with from at by again twice once here there how what which whether if when
 carefully gently firmly slowly quickly immediately thoroughly well and or our my their his more less
-about around until before after as any
+about around until before after as sure
 """
 _OBJECT_STARTS = frozenset(_OBJECT_START_TEXT.split())
 _NOT_AFTER_IMPERATIVE_TEXT = (
@@ -462,10 +462,10 @@ _SUBORDINATE = re.compile(
     r"for|on|in|at|with|without|between|from)\b[^,;:]{1,120}),\s+",
     re.IGNORECASE,
 )
-# Verbs that open a sentence only as an order: "See the tips.", "Make sure ...", "Let it cool."
-_ORDER_OPENER_TEXT = """
-    see refer visit ensure avoid unplug rinse wipe descale insert select choose enter make be let try go keep click
-    tap remove"""
+# Verbs that open a sentence only as an order, whatever follows: "See the tips.", "Let it cool."
+_ORDER_OPENER_TEXT = (
+    "see refer visit ensure avoid unplug rinse wipe descale insert choose be let try go keep click tap remove"
+)
 _ORDER_OPENERS = frozenset(_ORDER_OPENER_TEXT.split())
 _COURTESY = re.compile(r"^(?:thank\s+you|thanks|congratulations|welcome|we\s+hope|enjoy)\b", re.IGNORECASE)
 _NOTE_THAT = re.compile(r"^(?:please\s+)?(?:note|remember|be\s+aware)\s+that\s+", re.IGNORECASE)
@@ -509,6 +509,7 @@ def _report(sentence: str) -> str:
     elif (
         first in _IMPERATIVE_VERBS
         and second not in _NOT_AFTER_IMPERATIVE
+        and (second not in ("and", "or") or (len(words) > 2 and words[2] in _IMPERATIVE_VERBS))  # press and hold
         and (
             first in _ORDER_OPENERS
             or not second
