@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.db.models import Count, Q
 
 from config.exceptions import DomainError
-from documents_app import services
+from documents_app import services, titles
 from documents_app.models import Document, DocumentNode
 from documents_app.parsing import FORMATS
 from retrieval_app.core.admin import (
@@ -114,9 +114,9 @@ class DocumentAdmin(ServiceDeleteMixin, admin.ModelAdmin):
         return form.document
 
     def save_model(self, request, obj: Document, form, change) -> None:
-        if change:
-            # Only the title is editable; nothing the index was built from changes.
-            Document.objects.filter(pk=obj.pk).update(title=form.cleaned_data["title"].strip()[:512])
+        if change and "title" in form.changed_data and titles.tidy(form.cleaned_data["title"]):
+            # Only the title is editable, renamed as in the app: nothing the index was built from changes.
+            services.document_rename(document=obj, title=form.cleaned_data["title"])
 
     def save_related(self, request, form, formsets, change) -> None:
         pass  # no relations to save: the service made the row

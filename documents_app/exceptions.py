@@ -23,6 +23,11 @@ class DocumentTooLarge(TooLargeError):
     default_message = "The file is larger than the upload limit."
 
 
+class InvalidTitle(InvalidInputError):
+    code = "invalid"
+    default_message = "title: must have at least one visible character."
+
+
 class InvalidUri(InvalidInputError):
     code = "invalid_uri"
     default_message = "Not a viking:// URI of your resources."

@@ -28,6 +28,9 @@ class Document(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="documents")
     uri = models.CharField(max_length=512, unique=True)
     title = models.CharField(max_length=512, blank=True, default="")
+    # A title a person gave (at upload, or by renaming) is kept; otherwise each indexing names the
+    # document from its file (its own title, its heading or its file name).
+    title_given = models.BooleanField(default=False)
     filename = models.CharField(max_length=512, blank=True, default="")
     media_type = models.CharField(max_length=128, blank=True, default="")
     size_bytes = models.PositiveBigIntegerField(default=0)

@@ -9,10 +9,13 @@ Beautiful Soup for HTML, pypdf for PDF and python-docx for DOCX. The result is a
 from __future__ import annotations
 
 import io
+import itertools
 import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from documents_app import titles
 
 # Limits on what a DOCX (a zip) may unpack to, so a small upload cannot expand into gigabytes.
 MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
@@ -27,17 +30,19 @@ class ParseError(ValueError):
 
 @dataclass(frozen=True)
 class Block:
-    """A heading (level 1-6; 0 for text before any heading) and the text under it."""
+    """A heading (level 1-6; 0 for text before any heading) and the text under it. ``made_up`` marks a
+    heading the reader gave a document that has none ("Pages 1-10" of a PDF without an outline)."""
 
     level: int
     title: str
     text: str
+    made_up: bool = False
 
 
 @dataclass(frozen=True)
 class Parsed:
     media_type: str
-    title: str
+    title: str  # what to call the document when its uploader gave no title (see ``titles``)
     blocks: list[Block]
 
     @property
@@ -122,7 +127,6 @@ def detect(data: bytes, filename: str) -> str:
 def parse(data: bytes, filename: str) -> Parsed:
     """Reads ``data`` as the document it is. Raises ParseError with a reason a person can act on."""
     media_type = detect(data, filename)
-    stem = PurePosixPath(filename).stem or "Untitled"
     reader = {
         "text/plain": _plain,
         "text/markdown": _markdown,
@@ -130,15 +134,17 @@ def parse(data: bytes, filename: str) -> Parsed:
         "application/pdf": _pdf,
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document": _docx,
     }[media_type]
-    title, blocks = reader(data)
-    blocks = [Block(b.level, _squash(b.title), _tidy(b.text)) for b in blocks]
+    own_title, blocks = reader(data)
+    blocks = [Block(b.level, _squash(b.title), _tidy(b.text), b.made_up) for b in blocks]
     blocks = [b for b in blocks if b.text or b.title]
     if not any(b.text for b in blocks):
         raise ParseError(
             "The file has no text to index"
             + (" (a scanned PDF without a text layer?)." if media_type == "application/pdf" else ".")
         )
-    return Parsed(media_type=media_type, title=_squash(title) or stem, blocks=blocks)
+    headings = [(b.level, b.title) for b in blocks if b.level and b.title and not b.made_up]
+    title = titles.document_title(own=own_title, headings=headings, filename=filename)
+    return Parsed(media_type=media_type, title=title, blocks=blocks)
 
 
 def _squash(text: str) -> str:
@@ -161,21 +167,54 @@ def _plain(data: bytes) -> tuple[str, list[Block]]:
     return "", [Block(0, "", text)]
 
 
+_FRONT_MATTER_END = re.compile(r"^(?:---|\.\.\.)\s*$")
+_FRONT_MATTER_TITLE = re.compile(r"^title\s*:\s*(.*?)\s*$", re.IGNORECASE)
+_YAML_FIELD = re.compile(r"^[A-Za-z_][\w -]*:(?:\s|$)")
+FRONT_MATTER_MAX_LINES = 200
+
+
+def _front_matter(lines: list[str]) -> tuple[str, int]:
+    """The title in a YAML front matter block ("---" ... "---") opening the file, and how many lines
+    the block takes (0 without one): it is metadata, not text, and not a heading either."""
+    if not lines or lines[0].strip() != "---":
+        return "", 0
+    for end in range(1, min(len(lines), FRONT_MATTER_MAX_LINES)):
+        if _FRONT_MATTER_END.match(lines[end]):
+            if not any(_YAML_FIELD.match(line) for line in lines[1:end]):
+                return "", 0  # a thematic break, then text: Markdown, not metadata
+            fields = (_FRONT_MATTER_TITLE.match(line) for line in lines[1:end])
+            title = next((match.group(1) for match in fields if match), "")
+            return title.strip("'\"").strip(), end + 1
+    return "", 0
+
+
+def _inline_text(token) -> str:
+    """A heading's words without their markup: "**Warranty** of `K2`" -> "Warranty of K2"."""
+    words = [
+        " " if child.type in ("softbreak", "hardbreak") else child.content
+        for child in token.children or []
+        if child.type in ("text", "code_inline", "image", "softbreak", "hardbreak")
+    ]
+    return "".join(words) if token.children else token.content
+
+
 def _markdown(data: bytes) -> tuple[str, list[Block]]:
     from markdown_it import MarkdownIt
 
     text = _newlines(_decode(data) or "")
-    lines = text.split("\n")
+    title, skip = _front_matter(text.split("\n"))
+    # Blanked rather than cut, so that line numbers still match the file.
+    lines = [""] * skip + text.split("\n")[skip:]
+    text = "\n".join(lines)
     tokens = MarkdownIt("commonmark").parse(text)
     headings = []  # (first line, last line, level, title) of each heading
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and token.map:
-            headings.append((token.map[0], token.map[1], int(token.tag[1]), tokens[index + 1].content))
+            headings.append((token.map[0], token.map[1], int(token.tag[1]), _inline_text(tokens[index + 1])))
     blocks = [Block(0, "", "\n".join(lines[: headings[0][0]] if headings else lines))]
-    for number, (_start, end, level, title) in enumerate(headings):
+    for number, (_start, end, level, heading) in enumerate(headings):
         stop = headings[number + 1][0] if number + 1 < len(headings) else len(lines)
-        blocks.append(Block(level, title, "\n".join(lines[end:stop])))
-    title = next((b.title for b in blocks if b.level == 1), "")
+        blocks.append(Block(level, heading, "\n".join(lines[end:stop])))
     return title, blocks
 
 
@@ -238,7 +277,7 @@ def _html(data: bytes) -> tuple[str, list[Block]]:
             stack.append((node, True))
         stack.extend((child, False) for child in reversed(list(node.children)))
     blocks.append(Block(level, heading, "".join(parts)))
-    return title or next((b.title for b in blocks if b.level == 1), ""), blocks
+    return title, blocks
 
 
 def _pdf(data: bytes) -> tuple[str, list[Block]]:
@@ -264,22 +303,47 @@ def _pdf(data: bytes) -> tuple[str, list[Block]]:
     if not pages:
         raise ParseError("The PDF has no pages.")
     if outline:
-        # The PDF's own table of contents: each entry's pages, until the next entry.
-        blocks = [Block(0, "", "\n".join(pages[: outline[0][2]]))] if outline[0][2] > 0 else []
-        for number, (entry_level, entry_title, first) in enumerate(outline):
-            last = outline[number + 1][2] if number + 1 < len(outline) else len(pages)
-            blocks.append(
-                Block(entry_level, entry_title, "\n".join(pages[first : max(last, first + 1)] if last > first else []))
-            )
-        return title, blocks
+        return title, _outline_blocks(pages, outline)
     return title, [
         Block(
             1,
             f"Pages {start + 1}-{min(start + PDF_PAGES_PER_GROUP, len(pages))}",
             "\n".join(pages[start : start + PDF_PAGES_PER_GROUP]),
+            made_up=True,
         )
         for start in range(0, len(pages), PDF_PAGES_PER_GROUP)
     ]
+
+
+def _heading_at(text: str, heading: str, start: int, end: int) -> re.Match | None:
+    """Where a heading stands in ``text[start:end]``: at the start of a line if it is there, else anywhere."""
+    words = heading.split()
+    if not words:
+        return None
+    pattern = r"\s+".join(re.escape(word) for word in words)
+    return re.compile(rf"(?m)^[ \t]*{pattern}", re.IGNORECASE).search(text, start, end) or re.compile(
+        pattern, re.IGNORECASE
+    ).search(text, start, end)
+
+
+def _outline_blocks(pages: list[str], outline: list[tuple[int, str, int]]) -> list[Block]:
+    """The PDF's own table of contents as blocks. Each entry's text runs from its heading, found on its
+    page, to the next entry's, so that several headings on one page each keep their own text; an entry
+    whose heading is not in the text starts at its page (or where the entry before it ended)."""
+    text = "\n".join(pages)
+    page_starts = list(itertools.accumulate((len(page) + 1 for page in pages[:-1]), initial=0))
+    cuts: list[tuple[int, int]] = []  # per entry: where its heading starts, and where its text does
+    floor = 0
+    for _level, heading, page in outline:
+        begin = max(floor, page_starts[page])
+        found = _heading_at(text, heading, begin, page_starts[page] + len(pages[page]))
+        cuts.append((found.start(), found.end()) if found else (begin, begin))
+        floor = cuts[-1][1]
+    blocks = [Block(0, "", text[: cuts[0][0]])] if cuts[0][0] > 0 else []
+    for number, (level, heading, _page) in enumerate(outline):
+        end = cuts[number + 1][0] if number + 1 < len(cuts) else len(text)
+        blocks.append(Block(level, heading, text[cuts[number][1] : end]))
+    return blocks
 
 
 def _pdf_outline(reader) -> list[tuple[int, str, int]]:
@@ -351,7 +415,7 @@ def _docx(data: bytes) -> tuple[str, list[Block]]:
                 blocks.append(Block(level, heading, "\n".join(parts)))
                 heading_level = int(match.group(1)) if match else 1
                 level, heading, parts = min(heading_level, 6), paragraph.text, []
-                if style.lower() == "title" and not title:
+                if style.lower() == "title" and titles.is_junk(title):
                     title = paragraph.text
             else:
                 parts.append(paragraph.text)

@@ -18,15 +18,17 @@ from pathlib import PurePosixPath
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from documents_app import parsing, tree
-from documents_app.exceptions import DocumentTooLarge, StorageFull, UnsupportedDocument
+from documents_app import parsing, titles, tree
+from documents_app.exceptions import DocumentNotFound, DocumentTooLarge, InvalidTitle, StorageFull, UnsupportedDocument
 from documents_app.models import Document, DocumentNode
 from documents_app.signals import document_deleted
 from documents_app.uris import document_uri
 from retrieval_app.core import ai
 from retrieval_app.core.accounting import record_call
+from retrieval_app.core.ai import extractive
 from retrieval_app.core.ai.engines import abstract_of
 from retrieval_app.core.ai.tokens import tokens_for_chars
 from retrieval_app.core.push import push_on_commit
@@ -39,6 +41,10 @@ CHUNK_OVERVIEW_WORDS, SECTION_OVERVIEW_WORDS, DOCUMENT_OVERVIEW_WORDS = 60, 100,
 INDEX_TASK = "documents.index_document"
 # The worker job that queues again documents whose indexing run died (documents_app.tasks).
 RESCUE_TASK = "documents.rescue_stalled"
+# The worker job that makes again the vectors of the nodes that carry a renamed document's title.
+RETITLE_TASK = "documents.embed_title"
+# Texts per call to the embedding model when indexing.
+EMBED_BATCH = 64
 
 # The event a person's open pages receive when one of their documents changes status.
 DOCUMENT_EVENT = "document"
@@ -93,21 +99,12 @@ def document_upload(
     if existing is not None:
         if existing.status != Document.Status.FAILED:
             return existing, False
-        Document.objects.filter(pk=existing.pk).update(
-            filename=filename,
-            media_type=media_type,
-            status=Document.Status.PENDING,
-            error="",
-            updated_at=timezone.now(),
-        )
-        existing.refresh_from_db()
-        document_announce(document_id=existing.id, owner_id=owner.id)
-        if enqueue:
-            enqueue_on_commit(INDEX_TASK, str(existing.id))
-        return existing, True
+        return _upload_again(existing, filename=filename, media_type=media_type, enqueue=enqueue), True
+    given = titles.tidy(title)
     document = Document(
         owner=owner,
-        title=title.strip()[:512],
+        title=given,
+        title_given=bool(given),
         filename=filename,
         media_type=media_type,
         size_bytes=len(data),
@@ -135,6 +132,18 @@ def document_upload(
     return document, True
 
 
+def _upload_again(document: Document, *, filename: str, media_type: str, enqueue: bool) -> Document:
+    """A failed document's bytes uploaded again: indexed again, under the name they came with now."""
+    Document.objects.filter(pk=document.pk).update(
+        filename=filename, media_type=media_type, status=Document.Status.PENDING, error="", updated_at=timezone.now()
+    )
+    document.refresh_from_db()
+    document_announce(document_id=document.id, owner_id=document.owner_id)
+    if enqueue:
+        enqueue_on_commit(INDEX_TASK, str(document.id))
+    return document
+
+
 def _discard_file(document: Document, stored_name: str) -> None:
     name = document.file.name or document.file.field.generate_filename(document, stored_name)
     with contextlib.suppress(OSError):
@@ -155,6 +164,69 @@ def document_reindex(*, document: Document) -> Document:
     document_announce(document_id=document.id, owner_id=document.owner_id)
     enqueue_on_commit(INDEX_TASK, str(document.id))
     return document
+
+
+def _carries_title(node: DocumentNode) -> bool:
+    """Whether a node is titled after its document: the document's own node, and the chunks of the text
+    before its first heading."""
+    return node.level == 0 or (node.level == 1 and node.kind == DocumentNode.Kind.CHUNK)
+
+
+def _title_carriers(document_id):
+    """The nodes of a document that ``_carries_title``, as a query."""
+    return DocumentNode.objects.filter(document_id=document_id).filter(
+        Q(level=0) | Q(level=1, kind=DocumentNode.Kind.CHUNK)
+    )
+
+
+def document_rename(*, document: Document, title: str) -> Document:
+    """A person names the document. The name shows at once wherever the document does: the document,
+    its own node's title and abstract, and so what search matches on; the vectors of the nodes that
+    carry it are made again in a worker. The file is not indexed again, and indexing keeps the name."""
+    title = titles.tidy(title)
+    if not title:
+        raise InvalidTitle(details={"fields": {"title": ["must have at least one visible character."]}})
+    with transaction.atomic():
+        # The same row lock as the index swap: a rename never interleaves with a new tree going in.
+        current = Document.objects.select_for_update().filter(pk=document.pk).first()
+        if current is None:
+            raise DocumentNotFound()
+        if current.title == title and current.title_given:
+            return current
+        Document.objects.filter(pk=current.pk).update(title=title, title_given=True)
+        root = DocumentNode.objects.filter(document_id=current.pk, level=0).only("id", "title", "abstract").first()
+        if root is not None:
+            old, new = extractive.abstract_title(root.title), extractive.abstract_title(title)
+            if old and root.abstract.startswith(f"{old}:"):
+                # The extractive abstract names the document first ("<title>: what it covers.").
+                DocumentNode.objects.filter(pk=root.pk).update(abstract=new + root.abstract[len(old) :])
+            _title_carriers(current.pk).update(title=title)
+            enqueue_on_commit(RETITLE_TASK, str(current.pk))
+        document_announce(document_id=current.pk, owner_id=current.owner_id)
+    current.refresh_from_db()
+    return current
+
+
+def document_embed_title(*, document_id) -> int:
+    """Makes again the vectors of the nodes that carry the document's title, where the title they were
+    made with is not the one they show; returns how many. A rename meanwhile leaves its own job."""
+    stale = []
+    for row in _title_carriers(document_id).defer("embedding").order_by("id"):
+        text = _embedding_text(title=row.title, kind=row.kind, text=row.content, overview=row.overview)
+        if row.content_hash != _hash(text):
+            stale.append((row, text))
+    done = 0
+    for start in range(0, len(stale), EMBED_BATCH):
+        batch = stale[start : start + EMBED_BATCH]
+        vectors, model = ai.embed_texts(
+            [text for _, text in batch], purpose="document_embedding", owner_id=batch[0][0].owner_id
+        )
+        with transaction.atomic():
+            for (row, text), vector in zip(batch, vectors, strict=True):
+                done += DocumentNode.objects.filter(pk=row.pk, title=row.title).update(
+                    embedding=vector, embedding_model=model, content_hash=_hash(text)
+                )
+    return done
 
 
 @transaction.atomic
@@ -180,9 +252,15 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _embedding_text(node: tree.Draft, overview: str) -> str:
-    body = node.text if node.kind == "chunk" else overview
-    return f"{node.title}\n{body}" if node.title else body
+def _embedding_text(*, title: str, kind: str, text: str, overview: str) -> str:
+    """What a node's vector is made from: its title, with a chunk's text or a directory's overview as
+    the text says it (without the framing its readers get: "It says to ...")."""
+    body = text if kind == DocumentNode.Kind.CHUNK else extractive.as_said(overview)
+    return f"{title}\n{body}" if title else body
+
+
+def _draft_text(node: tree.Draft, overview: str) -> str:
+    return _embedding_text(title=node.title, kind=node.kind, text=node.text, overview=overview)
 
 
 def indexing_stale_after() -> timedelta:
@@ -253,27 +331,34 @@ def document_index(*, document_id, engine: ai.TextEngine | None = None, redo_fin
         return _document_build(document, engine=engine)
 
 
+def _parse(document: Document) -> tuple[parsing.Parsed, tree.Draft, str]:
+    """The document's file read into its tree, under the title it goes by. Raises ``ParseError`` or
+    ``OSError`` for a file that cannot be read."""
+    with document.file.open("rb") as handle:
+        data = handle.read()
+    parsed = parsing.parse(data, document.filename)
+    title = document.title if document.title_given else parsed.title
+    root = tree.build_tree(
+        uri=document.uri,
+        title=title,
+        blocks=parsed.blocks,
+        chunk_tokens=settings.CHUNK_TOKENS,
+        overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
+    )
+    return parsed, root, title
+
+
 def _document_build(document: Document, *, engine: ai.TextEngine | None) -> Document | None:
     started = time.perf_counter()
     try:
-        with document.file.open("rb") as handle:
-            data = handle.read()
-        parsed = parsing.parse(data, document.filename)
-        root = tree.build_tree(
-            uri=document.uri,
-            title=document.title or parsed.title,
-            blocks=parsed.blocks,
-            chunk_tokens=settings.CHUNK_TOKENS,
-            overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
-            min_section_tokens=settings.MIN_SECTION_TOKENS,
-        )
+        parsed, root, title = _parse(document)
     except (parsing.ParseError, OSError) as exc:
         return document_fail(document_id=document.pk, reason=str(exc))
     except Exception as exc:  # a library choking on a malformed file: say so, never hang in "indexing"
         logger.exception("could not read document %s", document.pk)
         return document_fail(document_id=document.pk, reason=f"The file could not be read ({type(exc).__name__}).")
     engine = engine or ai.text_engine()
-    overviews = _tiers(root, engine=engine, owner_id=document.owner_id)
+    tiers = _tiers(root, engine=engine, owner_id=document.owner_id)
     if engine.backend == "extractive":  # an LLM engine records each of its calls itself
         record_call(
             kind="generation",
@@ -282,10 +367,11 @@ def _document_build(document: Document, *, engine: ai.TextEngine | None) -> Docu
             model="extractive",
             started=started,
             owner_id=document.owner_id,
-            input_count=len(overviews),
+            input_count=len(tiers),
             input_tokens=tokens_for_chars(parsed.text_length),
         )
     nodes = list(tree.walk(root))
+    overviews = {uri: overview for uri, (_abstract, overview) in tiers.items()}
     try:
         vectors, model = _embeddings(document, nodes, overviews)
     except ai.EmbeddingError as exc:
@@ -304,21 +390,34 @@ def _document_build(document: Document, *, engine: ai.TextEngine | None) -> Docu
             kind=node.kind,
             level=node.depth,
             position=node.position,
-            title=node.title[:512],
-            abstract=abstract_of(overviews[node.uri]),
-            overview=overviews[node.uri],
+            title=node.title[: titles.MAX_TITLE_CHARS],
+            abstract=tiers[node.uri][0],
+            overview=tiers[node.uri][1],
             content=node.text,
             overlap_chars=node.overlap,
-            content_hash=_hash(_embedding_text(node, overviews[node.uri])),
+            content_hash=_hash(_draft_text(node, overviews[node.uri])),
             token_count=ai.estimate_tokens(node.text),
             embedding=vectors[index],
             embedding_model=model,
         )
         for index, node in enumerate(nodes)
     ]
+    return _swap_in(document, rows, title=title)
+
+
+def _swap_in(document: Document, rows: list[DocumentNode], *, title: str) -> Document | None:
+    """Replaces the document's tree with ``rows`` and marks it ready, in one transaction. A document
+    renamed while it was being indexed keeps its new name, on its nodes too."""
     with transaction.atomic():
-        if not Document.objects.select_for_update().filter(pk=document.pk).exists():
+        current = Document.objects.select_for_update().filter(pk=document.pk).values("title", "title_given").first()
+        if current is None:
             return None  # deleted while indexing: nothing to store
+        renamed = current["title_given"] and current["title"] != title
+        if renamed:
+            title = current["title"]
+            for row in rows:
+                if _carries_title(row):
+                    row.title = title
         DocumentNode.objects.filter(document=document).delete()
         DocumentNode.objects.bulk_create(rows, batch_size=500)
         Document.objects.filter(pk=document.pk).update(
@@ -326,9 +425,11 @@ def _document_build(document: Document, *, engine: ai.TextEngine | None) -> Docu
             error="",
             node_count=len(rows),
             indexed_at=timezone.now(),
-            title=document.title or parsed.title[:512],
+            title=title[: titles.MAX_TITLE_CHARS],
         )
         document_announce(document_id=document.pk, owner_id=document.owner_id)
+        if renamed:
+            enqueue_on_commit(RETITLE_TASK, str(document.pk))
     document.refresh_from_db()
     return document
 
@@ -369,9 +470,21 @@ def documents_rescue_stalled() -> list:
     return rescued
 
 
-def _tiers(root: tree.Draft, *, engine: ai.TextEngine, owner_id: int) -> dict[str, str]:
-    """L1 overviews for every node: a chunk's from its text, a directory's from its children's."""
-    overviews: dict[str, str] = {}
+def _opening(node: tree.Draft, tiers: dict[str, tuple[str, str]]) -> str:
+    """The abstract of the text a document opens with (before its first heading, or under the one
+    heading that holds all of it), or "" if it opens with a heading."""
+    while len(node.children) == 1 and node.children[0].kind != "chunk":
+        node = node.children[0]
+    first = node.children[0] if node.children else None
+    return tiers[first.uri][0] if first is not None and first.kind == "chunk" else ""
+
+
+def _tiers(root: tree.Draft, *, engine: ai.TextEngine, owner_id: int) -> dict[str, tuple[str, str]]:
+    """(L0, L1) of every node. L1: a chunk's from its text, a directory's from its children's. L0: a
+    model's overview opens with what the node is about, so its first statement is the abstract; the
+    extractive engine's quotes the text, so a directory's abstract is its title with its most telling
+    statement (a document's: the statement it opens with), and a chunk's is its most informative one."""
+    tiers: dict[str, tuple[str, str]] = {}
 
     def visit(node: tree.Draft) -> str:
         if node.kind == "chunk":
@@ -380,11 +493,16 @@ def _tiers(root: tree.Draft, *, engine: ai.TextEngine, owner_id: int) -> dict[st
             parts = [visit(child) for child in node.children]
             words = DOCUMENT_OVERVIEW_WORDS if node.kind == "document" else SECTION_OVERVIEW_WORDS
             overview = engine.describe(parts, max_words=words, owner_id=owner_id) if parts else node.title
-        overviews[node.uri] = overview
+        if engine.generates or node.kind == "chunk":
+            abstract = abstract_of(overview)
+        else:
+            opening = _opening(node, tiers) if node.kind == "document" else ""
+            abstract = abstract_of(overview, title=node.title, opening=opening)
+        tiers[node.uri] = (abstract, overview)
         return overview
 
     visit(root)
-    return overviews
+    return tiers
 
 
 def _embeddings(document: Document, nodes: Sequence[tree.Draft], overviews: dict[str, str]):
@@ -395,11 +513,11 @@ def _embeddings(document: Document, nodes: Sequence[tree.Draft], overviews: dict
             "content_hash", "embedding"
         )
     )
-    texts = [_embedding_text(node, overviews[node.uri]) for node in nodes]
+    texts = [_draft_text(node, overviews[node.uri]) for node in nodes]
     vectors = [previous.get(_hash(text)) for text in texts]
     missing = [index for index, vector in enumerate(vectors) if vector is None]
-    for start in range(0, len(missing), 64):
-        batch = missing[start : start + 64]
+    for start in range(0, len(missing), EMBED_BATCH):
+        batch = missing[start : start + EMBED_BATCH]
         made, model = ai.embed_texts(
             [texts[i] for i in batch], purpose="document_embedding", owner_id=document.owner_id
         )

@@ -51,3 +51,15 @@ def index_document(self: Task, document_id: str) -> str | None:
 def rescue_stalled_documents() -> int:
     """Queues again the documents whose indexing run died; the number queued."""
     return len(services.documents_rescue_stalled())
+
+
+@shared_task(
+    name=services.RETITLE_TASK,
+    autoretry_for=(EmbeddingError,),
+    retry_backoff=5,
+    retry_backoff_max=300,
+    max_retries=6,
+)
+def embed_title(document_id: str) -> int:
+    """Makes again the vectors of a renamed document's title nodes; the number made."""
+    return services.document_embed_title(document_id=document_id)

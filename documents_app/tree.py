@@ -1,8 +1,10 @@
 """A parsed document as a tree of nodes under its viking:// URI: the document, its sections (following
 its own headings) and chunks of bounded size.
 
-Sections nest by heading level. A section too small to stand alone is merged into the section before
-it (or its parent), so retrieval never returns a heading with two words under it. Text is cut into
+Sections nest by heading level, and every heading is a section of its own however short its text: a
+three-line "Warranty" is what a warranty question should cite, not the tail of the section before it. A
+heading with nothing under it at all (no text, no subsections) is left out: it would be an empty
+directory, with nothing to read or cite, whose title alone could outrank real text. Text is cut into
 chunks of at most ``chunk_tokens`` at paragraph, then sentence or line, then word boundaries; each
 chunk is an exact slice of the original text and repeats the end of the one before (``overlap_tokens``)
 so a passage cut in two is still found whole in one of them. Pure functions: nothing here touches the
@@ -22,7 +24,6 @@ from retrieval_app.core.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 
 DEFAULT_CHUNK_TOKENS = 300
 DEFAULT_OVERLAP_TOKENS = 40
-DEFAULT_MIN_SECTION_TOKENS = 40
 
 
 @dataclass
@@ -52,12 +53,11 @@ def build_tree(
     blocks: Sequence[Block],
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
-    min_section_tokens: int = DEFAULT_MIN_SECTION_TOKENS,
 ) -> Draft:
     """The document's tree, with URIs and positions assigned; its root is the document node."""
     root = Draft(kind="document", title=title)
     _nest(root, blocks)
-    _merge_small(root, min_section_tokens)
+    _prune_empty(root)
     _chunk(root, chunk_tokens, overlap_tokens)
     _place(root, uri=uri, parent_uri="", depth=0, position=0)
     return root
@@ -83,25 +83,12 @@ def _nest(root: Draft, blocks: Sequence[Block]) -> None:
         stack.append(section)
 
 
-def _merge_small(node: Draft, min_tokens: int) -> None:
-    """Folds leaf sections below ``min_tokens`` into the section before them, or into their parent."""
+def _prune_empty(node: Draft) -> None:
+    """Leaves out sections with neither text nor anything below them (once their own empty subsections
+    are gone); a heading without text but with subsections stays, as their parent."""
     for child in node.children:
-        _merge_small(child, min_tokens)
-    kept: list[Draft] = []
-    for child in node.children:
-        if child.children or child.tokens >= min_tokens:
-            kept.append(child)
-            continue
-        if not child.text:
-            continue  # a heading with nothing under it
-        piece = f"{child.title}\n{child.text}" if child.title else child.text
-        if kept and not kept[-1].children:
-            kept[-1].text = f"{kept[-1].text}\n\n{piece}".strip()
-        elif not kept:
-            node.text = f"{node.text}\n\n{piece}".strip()
-        else:
-            kept.append(child)  # after a section with subsections: it stays where it is
-    node.children = kept
+        _prune_empty(child)
+    node.children = [child for child in node.children if child.text.strip() or child.children]
 
 
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\n\s*\n|\s*$)", re.DOTALL)

@@ -167,6 +167,7 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
         ("api/documents/upload", "post"): ("/api/documents/upload", "upload", {202, 200}),
         ("api/documents", "get"): ("/api/documents", None, OWN_DATA),
         ("api/documents/<str:doc_id>", "get"): (f"/api/documents/{d}", None, NOT_FOUND),
+        ("api/documents/<str:doc_id>", "patch"): (f"/api/documents/{d}", {"title": "taken"}, NOT_FOUND),
         ("api/documents/<str:doc_id>", "delete"): (f"/api/documents/{d}", None, NOT_FOUND),
         ("api/documents/<str:doc_id>/reindex", "post"): (f"/api/documents/{d}/reindex", None, NOT_FOUND),
         ("api/fs/ls", "get"): (f"/api/fs/ls?uri={o.uris['document']}", None, REFUSED_URI),

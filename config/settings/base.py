@@ -281,7 +281,6 @@ VECTOR_EXACT_SCAN_MAX_ROWS = env_int("VECTOR_EXACT_SCAN_MAX_ROWS", 2000, minimum
 DOCUMENT_MAX_BYTES = env_int("DOCUMENT_MAX_BYTES", 50 * 1024 * 1024, minimum=1)
 CHUNK_TOKENS = env_int("CHUNK_TOKENS", 300, minimum=32)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 40, minimum=0)
-MIN_SECTION_TOKENS = env_int("MIN_SECTION_TOKENS", 40, minimum=0)
 # A run indexing a document refreshes its claim every DOCUMENT_INDEX_HEARTBEAT_S seconds; a claim not
 # refreshed for DOCUMENT_INDEX_STALE_S seconds belongs to a run that died (a killed worker) and is taken
 # over. The run command looks for such documents every DOCUMENT_RESCUE_INTERVAL_S seconds.

@@ -6,14 +6,26 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import reject_nul
-from config.schema import viking_uri
+from config.schema import non_blank_text, viking_uri
 from documents_app.models import Document
 from documents_app.selectors import LEVELS
+from documents_app.titles import MAX_TITLE_CHARS
 
 
 class UploadSerializer(serializers.Serializer):
     file = serializers.FileField(allow_empty_file=True)
-    title = serializers.CharField(max_length=512, required=False, allow_blank=True, default="", validators=[reject_nul])
+    title = serializers.CharField(
+        max_length=MAX_TITLE_CHARS, required=False, allow_blank=True, default="", validators=[reject_nul]
+    )
+
+
+@extend_schema_field(non_blank_text(MAX_TITLE_CHARS))
+class TitleField(serializers.CharField):
+    """Trimmed, so a title of spaces only is blank and refused; runs of white space fold into one."""
+
+
+class RenameSerializer(serializers.Serializer):
+    title = TitleField(max_length=MAX_TITLE_CHARS, validators=[reject_nul])
 
 
 class DocumentSerializer(serializers.Serializer):

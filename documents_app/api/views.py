@@ -82,6 +82,16 @@ class DocumentDetailView(APIView):
     def get(self, request: Request, doc_id: str) -> Response:
         return Response(_detail(selectors.document_get(owner=request.user, doc_id=doc_id)))
 
+    @extend_schema(
+        request=s.RenameSerializer,
+        responses={200: s.DocumentSerializer, **errors(bad_request="No title, an empty or overlong one, or a NUL.")},
+        summary="Rename a document; it is not indexed again, and indexing keeps the name",
+    )
+    def patch(self, request: Request, doc_id: str) -> Response:
+        document = selectors.document_get(owner=request.user, doc_id=doc_id)
+        document = services.document_rename(document=document, **validated(s.RenameSerializer, request.data))
+        return Response(s.DocumentSerializer(document).data)
+
     @extend_schema(responses={204: None}, summary="Delete a document with every node and vector")
     def delete(self, request: Request, doc_id: str) -> Response:
         services.document_delete(document=selectors.document_get(owner=request.user, doc_id=doc_id))

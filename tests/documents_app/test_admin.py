@@ -83,6 +83,7 @@ def test_only_a_documents_title_can_be_changed_and_its_tree_not_at_all(staff_cli
     staff_client.post(url, {"title": "Renamed", "uri": "", "status": "failed"})
     document.refresh_from_db()
     assert (document.title, document.status) == ("Renamed", "ready") and document.uri.endswith(str(document.id))
+    assert document.title_given and DocumentNode.objects.get(document=document, level=0).title == "Renamed"
     node = DocumentNode.objects.filter(document=document).first()
     node_url = reverse("admin:documents_app_documentnode_change", args=[node.pk])
     assert staff_client.post(node_url, {"content": "tampered"}).status_code == 403

@@ -21,7 +21,7 @@ def test_markdown_sections_follow_its_headings():
 
 def test_plain_text_is_one_block_titled_by_its_name():
     parsed = parse(b"Just some notes.\n\nSecond paragraph.", "notes.txt")
-    assert parsed.title == "notes" and parsed.blocks[0].text == "Just some notes.\n\nSecond paragraph."
+    assert parsed.title == "Notes" and parsed.blocks[0].text == "Just some notes.\n\nSecond paragraph."
 
 
 def test_html_headings_make_sections_and_scripts_are_dropped():

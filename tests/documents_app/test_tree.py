@@ -1,4 +1,4 @@
-"""Documents as trees: sections follow headings, chunks are bounded and overlap, tiny sections merge."""
+"""Documents as trees: every heading is a section, chunks are bounded and overlap, empty headings go."""
 
 import itertools
 
@@ -16,7 +16,7 @@ def _sentences(count: int, topic: str) -> str:
 
 def test_sections_nest_by_heading_level_with_uris_under_the_document():
     parsed = parse(MARKDOWN, "guide.md")
-    root = build_tree(uri=URI, title=parsed.title, blocks=parsed.blocks, min_section_tokens=1)
+    root = build_tree(uri=URI, title=parsed.title, blocks=parsed.blocks)
     outline = [(n.kind, n.depth, n.title, n.uri.removeprefix(URI)) for n in walk(root)]
     assert outline == [
         ("document", 0, "Warranty guide", ""),
@@ -76,22 +76,50 @@ def test_a_single_giant_paragraph_without_sentences_is_still_cut():
     assert _rebuilt(chunks) == text.strip()
 
 
-def test_tiny_sections_merge_into_the_section_before_them():
+def test_every_heading_is_a_section_however_short_its_text():
     blocks = [
         Block(1, "Big", _sentences(10, "billing")),
         Block(1, "Tiny", "Two words."),
         Block(1, "Also big", _sentences(10, "refunds")),
+        Block(1, "7. Warranty", "Two years.\nKeep the receipt."),
     ]
-    root = build_tree(uri=URI, title="t", blocks=blocks, min_section_tokens=20)
-    assert [n.title for n in root.children] == ["Big", "Also big"]
-    assert "Tiny\nTwo words." in root.children[0].children[-1].text
+    root = build_tree(uri=URI, title="t", blocks=blocks)
+    assert [(n.kind, n.title) for n in root.children] == [
+        ("section", "Big"),
+        ("section", "Tiny"),
+        ("section", "Also big"),
+        ("section", "7. Warranty"),
+    ]
+    warranty = root.children[-1]
+    assert [(c.kind, c.text) for c in warranty.children] == [("chunk", "Two years.\nKeep the receipt.")]
+    assert "Two years" not in root.children[2].children[-1].text, "nothing is folded into the section before"
+    assert warranty.uri == f"{URI}/section_004" and warranty.position == 3
 
 
-def test_a_tiny_first_section_joins_the_document_text():
-    root = build_tree(uri=URI, title="t", blocks=[Block(1, "Note", "Short."), Block(1, "Main", _sentences(10, "x"))])
-    assert root.children[0].kind == "chunk" and "Note\nShort." in root.children[0].text
+def test_a_short_first_section_stays_a_section_after_the_document_text():
+    root = build_tree(
+        uri=URI, title="t", blocks=[Block(0, "", "Preface."), Block(1, "Note", "Short."), Block(1, "Main", "x y")]
+    )
+    assert [(n.kind, n.title) for n in root.children] == [("chunk", "t"), ("section", "Note"), ("section", "Main")]
+    assert root.children[0].text == "Preface." and root.children[1].children[0].text == "Short."
+
+
+def test_a_heading_without_text_but_with_subsections_is_their_parent():
+    blocks = [Block(1, "Troubleshooting", ""), Block(2, "Error codes", "E1 means dry."), Block(2, "Reset", "Hold it.")]
+    root = build_tree(uri=URI, title="t", blocks=blocks)
+    (parent,) = root.children
+    assert parent.title == "Troubleshooting" and [c.title for c in parent.children] == ["Error codes", "Reset"]
+    assert all(c.kind == "section" for c in parent.children), "no empty chunk of its own"
 
 
 def test_headings_with_nothing_under_them_disappear():
-    root = build_tree(uri=URI, title="t", blocks=[Block(1, "Empty", ""), Block(1, "Full", _sentences(10, "y"))])
+    blocks = [
+        Block(1, "Empty", ""),
+        Block(1, "Full", _sentences(10, "y")),
+        Block(1, "Empty parent", ""),
+        Block(2, "Empty child", "  "),
+        Block(1, "Notes", ""),
+    ]
+    root = build_tree(uri=URI, title="t", blocks=blocks)
     assert [n.title for n in root.children] == ["Full"]
+    assert [n.position for n in root.children] == [0] and root.children[0].uri == f"{URI}/section_001"

@@ -37,7 +37,9 @@ def test_the_second_turn_of_a_chat(auth_client, conversation, django_assert_num_
 
 def test_a_search_with_a_session(auth_client, conversation, django_assert_num_queries):
     body = {"query": "and the warranty?", "session_id": str(conversation.id)}
-    with django_assert_num_queries(25):
+    # The descent opens directories a few at a time, one query a round: the manuals' short Warranty
+    # sections are directories of their own, so this search takes four rounds.
+    with django_assert_num_queries(26):
         response = auth_client.post("/api/retrieval/search", body, format="json")
     assert response.status_code == 200 and response.json()["results"]
 

@@ -42,6 +42,9 @@ def spoken(turns: Sequence[Turn]) -> list[Turn]:
     return [t for t in turns if not t.derived]
 
 
+ARCHIVE_ABSTRACT_WORDS = 30
+
+
 @dataclass
 class Overview:
     """The L1 overview of an archive; ``abstract`` is its L0 line, derived without another call."""
@@ -71,12 +74,16 @@ class Overview:
 
     @property
     def abstract(self) -> str:
-        line = self.topic
-        detail = self.outcome or self.intent
-        if detail:
-            line = f"{line}: {detail}" if line else detail
-        words = " ".join(line.split()).split(" ")
-        return " ".join(words[:30]) + (" ..." if len(words) > 30 else "")
+        """One line: what the conversation was about and what came of it (or what was wanted), the
+        detail cut at a clause rather than mid-phrase when the line would be too long."""
+        topic = " ".join(self.topic.split())
+        room = ARCHIVE_ABSTRACT_WORDS - len(topic.split())
+        details = [" ".join(text.split()) for text in (self.outcome, self.intent) if text.strip()]
+        # The outcome says most; the request stands in when the outcome would not fit whole.
+        detail = next((d for d in details if len(d.split()) <= room), details[0] if details else "")
+        if not topic:
+            return extractive.shorten(detail, ARCHIVE_ABSTRACT_WORDS)
+        return f"{topic}: {extractive.shorten(detail, max(room, 1))}" if detail else topic
 
 
 class TextEngine(Protocol):
@@ -103,11 +110,26 @@ class TextEngine(Protocol):
 DESCRIBE_INPUT_CHARS = 24_000
 
 
-def abstract_of(overview: str, *, max_words: int = 25) -> str:
-    """An L0 line from an L1 overview, without another model call: its first sentence, shortened."""
-    first = next(iter(extractive.split_sentences(overview)), "")
-    words = first.split()
-    return " ".join(words[:max_words]) + (" ..." if len(words) > max_words else "")
+ABSTRACT_WORDS = 25
+
+
+def abstract_of(overview: str, *, title: str = "", opening: str = "", max_words: int = ABSTRACT_WORDS) -> str:
+    """An L0 line from an L1 overview, without another model call: its most informative statement
+    (not an instruction, a question or markup), shortened.
+
+    With a ``title`` (a section's or document's), the line says what the node is, then that statement:
+    "Warranty: The K2 is covered for two years." A document's ``opening``, the statement its text
+    begins with, says best what it covers ("This manual covers the Crema Duo espresso machine.") and
+    stands in for the overview's.
+    """
+    name = extractive.abstract_title(title)
+    statement = extractive.shorten(opening, max_words) if opening else ""
+    statement = statement or extractive.lead_statement(overview, max_words=max_words)
+    if not name:
+        return statement
+    if not statement or extractive.heading_words(statement).lower() == name.lower():
+        return name
+    return f"{name}: {statement}"
 
 
 def _pairs(turns: Sequence[Turn]) -> list[tuple[str, str]]:
@@ -156,8 +178,9 @@ class ExtractiveEngine:
         return summary
 
     def describe(self, texts: Sequence[str], *, max_words: int, owner_id: int | None = None) -> str:
-        """An overview of a passage (or of a section's parts): its most telling sentences, in order."""
-        return extractive.summarize([("summary", text) for text in texts], max_words=max_words)
+        """An overview of a passage (or of a section's parts): its most telling sentences, in order, as
+        sentences about the text (its instructions reported, its lists and tables described, no markup)."""
+        return extractive.describe_passages(texts, max_words=max_words)
 
     def extract_memories(
         self, turns: Sequence[Turn], *, owner_id: int | None = None, known_keys: Sequence[tuple[str, str]] = ()
@@ -194,21 +217,102 @@ def _answered_questions(turns: Sequence[Turn]) -> set[int]:
     return answered
 
 
+# A reply that does not answer: the assistant did not know, or could not help.
+_UNSURE = re.compile(
+    r"\b(?:i don't know|i do not know|not sure|no idea|i can't|i cannot|i'm unable|i am unable|unable to|"
+    r"can't help|cannot help|i don't have|couldn't find|could not find|no information)\b",
+    re.IGNORECASE,
+)
+# A later user turn saying a question no longer stands.
+_SETTLED = re.compile(
+    r"\b(?:never ?mind|figured it out|found it|sorted(?: it)?(?: out)?|solved it|that worked|it worked|that works|"
+    r"works now|working now|all good|no longer need|not needed any ?more|ignore that|forget it|fixed it|"
+    r"got it working|resolved)\b",
+    re.IGNORECASE,
+)
+OPEN_ITEMS_MAX = 5
+
+
+def _is_question(sentence: extractive.Sentence) -> bool:
+    return sentence.text.rstrip().endswith("?")
+
+
+def _answers(reply: Sequence[extractive.Sentence]) -> bool:
+    """Whether a reply says something: a statement that is neither a pleasantry nor "I don't know"."""
+    return any(
+        not _is_question(s) and not extractive.is_pleasantry(s.text) and not _UNSURE.search(s.text) for s in reply
+    )
+
+
+def _shares_a_term(question: extractive.Sentence, reply: Sequence[extractive.Sentence]) -> bool:
+    return any(set(question.terms) & set(r.terms) for r in reply)
+
+
+def _clarifies(reply: Sequence[extractive.Sentence]) -> bool:
+    """A reply that asks back before answering ("Sure. What are the dates?")."""
+    return bool(reply) and any(_is_question(s) for s in reply) and not _answers(reply)
+
+
+def _open_questions(sentences: Sequence[extractive.Sentence], answered_turns: set[int]) -> list[extractive.Sentence]:
+    """The user's questions still open at the end: not answered by the assistant's next turn (or, when
+    that turn asked back, by a later one on its terms; or by any later one on the same terms), nor
+    settled by a later user turn ("never mind", "that worked", or a decision on the same terms)."""
+    by_turn: dict[int, list[extractive.Sentence]] = {}
+    for s in sentences:
+        by_turn.setdefault(s.turn, []).append(s)
+    role_of = {s.turn: s.role for s in sentences}
+    open_ones: list[extractive.Sentence] = []
+    asked_back: set[int] = set()  # positions of questions the assistant answered with a question
+    for turn in sorted(by_turn):
+        said = by_turn[turn]
+        if role_of[turn] != "user":
+            statements = [a for a in said if not _is_question(a) and not _UNSURE.search(a.text)]
+            open_ones = [
+                q
+                for q in open_ones
+                if not any(extractive._overlap(q.terms, a.terms) >= 0.5 for a in said)
+                and not (q.position in asked_back and _shares_a_term(q, statements))
+            ]
+            continue
+        for later in said:  # what this turn settles of what was asked before it
+            settles = bool(_SETTLED.search(later.text)) and not _is_question(later)
+            decides = bool(extractive._DECISION.search(later.text)) and not _is_question(later)
+            on_terms = [q for q in open_ones if extractive._overlap(q.terms, later.terms) >= 0.5]
+            if settles:
+                open_ones = [q for q in open_ones if q not in (on_terms or open_ones[-1:])]
+            elif decides and on_terms:
+                open_ones = [q for q in open_ones if q not in on_terms]
+        asked = [q for q in said if _is_question(q) and not extractive.is_pleasantry(q.text)]
+        reply = by_turn.get(turn + 1, []) if role_of.get(turn + 1) == "assistant" else []
+        for question in asked:
+            if turn in answered_turns:
+                continue
+            if _answers(reply) and (len(asked) == 1 or _shares_a_term(question, reply)):
+                continue
+            if _clarifies(reply):
+                asked_back.add(question.position)
+            open_ones.append(question)
+    return open_ones
+
+
+def _plain(text: str) -> str:
+    return " ".join(extractive.plain_text(text).split())
+
+
 def build_overview(turns: Sequence[Turn]) -> Overview:
     said = spoken(turns)
     sentences = [s for s in extractive.sentences_of(_pairs(said)) if s.role in ("user", "assistant")]
     if not sentences:
         return Overview()
-    answered_turns = _answered_questions(turns)
     weights = extractive.term_weights(sentences)
     user = [s for s in sentences if s.role == "user" and not extractive.is_pleasantry(s.text)]
     assistant = [s for s in sentences if s.role == "assistant" and not extractive.is_pleasantry(s.text)]
 
-    topic = ", ".join(extractive.keywords(sentences, weights, limit=4))
     # The first thing the user asked for or reported as broken is what the conversation was for.
     requests = [s for s in user if extractive._REQUEST.search(s.text) or memory_patterns._PROBLEM.search(s.text)]
     intent_sentence = requests[0] if requests else (user[0] if user else None)
     intent = intent_sentence.text if intent_sentence else ""
+    topic = extractive.topic_phrase(user + assistant, weights, lead=intent_sentence)
 
     outcome = ""
     if assistant:
@@ -218,17 +322,9 @@ def build_overview(turns: Sequence[Turn]) -> Overview:
         best = max(pool, key=lambda s: (extractive.sentence_score(s, weights), s.position))
         outcome = best.text
 
-    open_items: list[str] = []
-    for s in user:
-        if not s.text.rstrip().endswith("?"):
-            continue
-        answered = s.turn in answered_turns or any(
-            a.position > s.position and extractive._overlap(s.terms, a.terms) >= 0.5 for a in assistant
-        )
-        if not answered:
-            open_items.append(s.text)
+    open_items = [s.text for s in _open_questions(sentences, _answered_questions(turns))]
     open_items += [s.text for s in sentences if extractive._TODO.search(s.text) and s.text not in open_items]
-    open_items = open_items[:5]
+    open_items = open_items[:OPEN_ITEMS_MAX]
 
     used = {intent, outcome, *open_items}
     facts = [
@@ -245,8 +341,14 @@ def build_overview(turns: Sequence[Turn]) -> Overview:
         )
     ]
     chosen = extractive.select(facts, weights, max_words=160)[:6]
-    key_facts = [(s.role, s.text) for s in chosen]
-    return Overview(topic=topic, intent=intent, outcome=outcome, open_items=open_items, key_facts=key_facts)
+    key_facts = [(s.role, _plain(s.text)) for s in chosen]
+    return Overview(
+        topic=topic,
+        intent=_plain(intent),
+        outcome=_plain(outcome),
+        open_items=[_plain(item) for item in open_items],
+        key_facts=key_facts,
+    )
 
 
 class LiteLLMEngine:
@@ -451,9 +553,9 @@ class LiteLLMEngine:
             + "\n\n".join(texts)[:DESCRIBE_INPUT_CHARS]
         )
         try:
-            words = self.complete(
-                [{"role": "user", "content": prompt}], purpose="document_tier", owner_id=owner_id
-            ).split()
+            answer = self.complete([{"role": "user", "content": prompt}], purpose="document_tier", owner_id=owner_id)
+            # A model may answer in Markdown; a tier is plain sentences, like the extractive engine's.
+            words = " ".join(extractive.plain_sentences(answer)).split()
             if not words:
                 raise ValueError("empty overview")
             return " ".join(words[:max_words])

@@ -1,5 +1,6 @@
 /* The documents page: uploads (button or drag and drop, checked against the limits first), the list
-   with each document's status pushed over the websocket, reindex, delete, and the tree browser. */
+   with each document's status and title pushed over the websocket, rename, reindex, delete, and the
+   tree browser. */
 (function () {
   "use strict";
   const R = window.Recollect;
@@ -8,6 +9,7 @@
   const MAX = JSON.parse($("max-bytes").textContent);
   const EXTENSIONS = JSON.parse($("extensions").textContent).split(",");
   const STATUS = { pending: "waiting to be indexed", indexing: "indexing…", ready: "ready", failed: "failed" };
+  const MAX_TITLE = 512;
   const rows = new Map(); // doc_id -> {li, doc}
   let page = 1;
   let stuckTimer = null;
@@ -33,6 +35,7 @@
   }
 
   function fillRow(li, doc) {
+    if (li.dataset.editing) return; // a rename in progress: the row is filled again once it is done
     li.textContent = "";
     const name = doc.title || doc.filename || "untitled";
     li.append(...[
@@ -43,6 +46,7 @@
       el("div", { className: "row", style: "margin-top:.3rem" },
         el("button", { type: "button", className: "icon", textContent: "Browse", disabled: doc.status !== "ready", "aria-label": `Browse ${name}`, onclick: () => browse(doc) }),
         el("a", { className: "button icon", href: `/chat/?doc=${doc.doc_id}`, textContent: "Chat about it", "aria-disabled": doc.status !== "ready" ? "true" : null, hidden: doc.status !== "ready" }),
+        el("button", { type: "button", className: "icon", textContent: "Rename", "aria-label": `Rename ${name}`, onclick: () => rename(li, doc.doc_id) }),
         el("button", { type: "button", className: "icon", textContent: "Reindex", "aria-label": `Reindex ${name}`, onclick: () => reindex(doc) }),
         el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${name}`, onclick: () => remove(doc) })),
     ].filter(Boolean));
@@ -95,7 +99,7 @@
 
   R.socket.on("document", (event) => {
     if (event.status === "deleted") { const row = rows.get(event.doc_id); if (row) { row.li.remove(); rows.delete(event.doc_id); count(); } return; }
-    if (rows.has(event.doc_id)) upsert(event);
+    if (rows.has(event.doc_id)) { const known = rows.get(event.doc_id).doc; if (event.title && event.title !== known.title) renamed({ ...known, ...event }); else upsert(event); }
     else api(`/api/documents/${event.doc_id}`).then((doc) => upsert(doc, { prepend: true })).catch(() => {});
     if (event.status !== "pending") R.banner("");
     checkStuck();
@@ -103,6 +107,47 @@
   // Missed pushes while disconnected: read the list again once the socket is back.
   let connectedOnce = false;
   R.socket.on("_open", () => { if (connectedOnce) load(); connectedOnce = true; });
+
+  // Renaming: the name becomes a field in place; Enter or leaving it saves, Escape keeps the old name.
+  function rename(li, docId) {
+    const row = rows.get(docId);
+    const span = li.querySelector(".name");
+    if (!row || !span) return;
+    const before = row.doc.title || row.doc.filename || "";
+    const field = el("input", { type: "text", className: "grow", value: before, maxLength: MAX_TITLE, "aria-label": "New title", autocomplete: "off" });
+    li.dataset.editing = "1";
+    let done = false;
+    const finish = async (save) => {
+      if (done) return;
+      done = true;
+      const title = field.value.replace(/\s+/g, " ").trim();
+      delete li.dataset.editing;
+      if (save && title && title !== before) {
+        fillRow(li, { ...row.doc, title });
+        try { renamed(await api(`/api/documents/${docId}`, { method: "PATCH", body: { title } })); R.toast(`Renamed to ${title}`); }
+        catch (exc) { fillRow(li, rows.get(docId).doc); R.toast(`Could not rename: ${exc.message}`, "error"); }
+      } else {
+        if (save && !title) R.toast("A document needs a title; the old one is kept.", "error");
+        fillRow(li, rows.get(docId).doc);
+      }
+      li.querySelector("button[aria-label^='Rename']")?.focus();
+    };
+    field.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); finish(true); } if (e.key === "Escape") { e.preventDefault(); finish(false); } });
+    field.addEventListener("blur", () => finish(true), { once: true });
+    span.replaceWith(field);
+    field.focus(); field.select();
+  }
+
+  // A new title, from this page or pushed from another: the list and an open tree follow it.
+  function renamed(doc) {
+    upsert(doc);
+    const tree = $("tree");
+    if (tree.dataset.doc !== doc.doc_id) return;
+    const root = tree.querySelector(":scope > li");
+    const label = root && root.querySelector(":scope > button.node");
+    if (label) { root.entry.title = doc.title; label.textContent = `▤ ${doc.title}`; }
+    if (root && label && label.getAttribute("aria-selected") === "true") select(root);
+  }
 
   async function reindex(doc) {
     try { upsert(await api(`/api/documents/${doc.doc_id}/reindex`, { method: "POST" })); checkStuck(); }
