@@ -150,10 +150,14 @@ def _frequencies(owner, lexemes: set[str]) -> tuple[int, dict[str, int]]:
 
 def _titled(owner, hits: Sequence[Hit]) -> list[str]:
     """Each passage with what it is part of: its document's title and its own (the text of a chunk
-    rarely repeats the product or policy its manual is about)."""
+    rarely repeats the product or policy its manual is about), and what it means beyond its words (a
+    memory of a peanut allergy is a food to avoid eating)."""
     doc_ids = sorted({hit.doc_id for hit in hits if hit.doc_id})
     documents, _ = titles_in_use(owner=owner, doc_ids=doc_ids, section_uris=[]) if doc_ids else ({}, {})
-    return [" \n".join(filter(None, (documents.get(hit.doc_id or ""), hit.title, passage_of(hit)))) for hit in hits]
+    return [
+        " \n".join(filter(None, (documents.get(hit.doc_id or ""), hit.title, hit.implies, passage_of(hit))))
+        for hit in hits
+    ]
 
 
 @dataclass(frozen=True)

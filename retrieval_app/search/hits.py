@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from retrieval_app.core.ai.memories import implication, label
 from retrieval_app.search import retrievers
 from sessions_app.uris import message_uri
 
@@ -37,6 +38,9 @@ class Hit:
     # The hit's own cosine similarity to the query (None without a vector), apart from ``score``, which
     # blends it with shared words and, in a descent, with its parents' scores: the chat judges relevance by both.
     similarity: float | None = None
+    # What the hit means beyond its own words, judged with it but never quoted: for a memory, what its fact
+    # means for the person ("A food to avoid eating." for a peanut allergy).
+    implies: str = ""
 
     def brief(self) -> dict[str, Any]:
         return {"uri": self.uri, "score": self.score}
@@ -84,23 +88,26 @@ def node_hit(candidate: retrievers.Candidate, query: retrievers.Query) -> Hit:
 
 
 def memory_hit(candidate: retrievers.Candidate, query: retrievers.Query) -> Hit:
+    """A long-term memory, called by its label ("Peanut allergy"), as the Memories page calls it."""
     memory = candidate.row
+    called = label(memory.key, memory.content)
     return Hit(
         uri=candidate.uri,
         doc_id=None,
         chunk_id=str(memory.id),
         level="L1",
         text=memory.content,
-        abstract=f"{memory.category}: {memory.key}",
+        abstract=f"{memory.category}: {called}",
         overview=memory.content,
         content=memory.content,
-        title=memory.key,
+        title=called,
         kind="memory",
         origin="memory",
         score=round(candidate.score, 4),
         source="memory",
         match_reason="long-term memory, " + match_reason(candidate, query),
         similarity=candidate.dense,
+        implies=implication(memory.category, memory.key),
     )
 
 

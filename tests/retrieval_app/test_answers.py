@@ -268,3 +268,18 @@ def test_the_chat_page_says_once_how_to_add_a_model_and_not_with_a_model(client,
     assert 'id="model-notice"' not in client.get("/chat/").content.decode()
     script = (ROOT / "retrieval_app/static/recollect/app/chat.js").read_text()
     assert "localStorage.setItem(NOTICE_DISMISSED" in script
+
+
+def test_a_question_about_what_to_avoid_eating_brings_up_the_allergy_not_the_manuals(
+    auth_client, user, library, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):  # the memory is embedded, as a worker would
+        _chat(auth_client, "Please remember: I have a severe peanut allergy.")
+    memory = Memory.objects.get(owner=user)
+    assert memory.embedding is not None
+
+    body = _chat(auth_client, "What should I avoid eating?")
+    assert [(hit["uri"], hit["title"]) for hit in body["context"]] == [(memory.uri, "Peanut allergy")]
+    assert '"Is severely allergic to peanuts." (Peanut allergy, ' in body["message"]
+    assert body["mood"] == "confident"
+    assert "kettle" not in body["message"].lower() and "router" not in body["message"].lower()

@@ -233,3 +233,16 @@ def test_the_labelled_set_is_read_well(part):
     assert corpus.check() == []
     overall = evaluate(corpus.statements(part), memories.extract)["overall"]
     assert overall["recall"] >= 0.9 and overall["precision"] >= 0.9, overall
+
+
+def test_a_fact_of_health_or_diet_says_what_it_means_for_the_person():
+    assert memories.implication("profile", "peanut_allergy") == "A food to avoid eating."
+    assert memories.implication("profile", "tree_nut_allergy") == "A food to avoid eating."
+    assert memories.implication("profile", "lactose_intolerance") == "A food to avoid eating."
+    assert memories.implication("profile", "penicillin_allergy") == "A medicine to avoid taking."
+    assert memories.implication("profile", "flucloxacillin_allergy") == "A medicine to avoid taking."
+    assert memories.implication("profile", "cat_allergy") == "Something to avoid."
+    assert memories.implication("preferences", "diet") == "What they eat and avoid eating."
+    # A fact whose words say it all, and another person's allergy, which is not the person's to avoid.
+    assert memories.implication("profile", "location") == ""
+    assert memories.implication("entities", "son_oliver_egg_allergy") == ""

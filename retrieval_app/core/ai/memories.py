@@ -64,7 +64,7 @@ from typing import Any
 
 from retrieval_app.core.ai import memory_facts as facts
 from retrieval_app.core.ai.extractive import split_sentences
-from retrieval_app.core.ai.memory_text import KEY_MAX_CHARS, about_user, label, slug
+from retrieval_app.core.ai.memory_text import KEY_MAX_CHARS, about_user, implication, label, slug
 
 __all__ = [
     "CATEGORIES",
@@ -72,6 +72,7 @@ __all__ = [
     "MemoryCandidate",
     "extract",
     "from_model_answer",
+    "implication",
     "key_of",
     "label",
     "merge",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from retrieval_app.core.ai.extractive import STOPWORDS
-from retrieval_app.core.ai.memory_words import word_set
+from retrieval_app.core.ai.memory_words import FOOD_ALLERGENS, MEDICINE_ALLERGENS, OTHER_ALLERGENS, each, word_set
 
 KEY_WORDS = 4
 KEY_MAX_CHARS = 255
@@ -112,6 +112,43 @@ def label(key: str, content: str = "") -> str:
     words = [capitals.get(part, part) for part in key.split("_") if part]
     text = " ".join(words) or key
     return text[:1].upper() + text[1:]
+
+
+# --- what a memory means for the person -----------------------------------------------------------------
+# A memory is found by the words of the question, and "what should I avoid eating?" shares none with "Is
+# severely allergic to peanuts.": what a fact of health or diet means for the person is said with it, for
+# searching and judging it, never in its text.
+FOOD_TO_AVOID = "A food to avoid eating."
+MEDICINE_TO_AVOID = "A medicine to avoid taking."
+SOMETHING_TO_AVOID = "Something to avoid."
+DIET = "What they eat and avoid eating."
+# The category of the people around the person, whose facts are theirs.
+ENTITIES = "entities"
+
+
+def _by_subject(kinds: dict[str, str]) -> dict[str, str]:
+    """Each allergen's subject as a key gives it ("tree nuts" -> "tree_nut"), with what avoiding it means."""
+    return {slug(phrase): implied for phrases, implied in kinds.items() for phrase in each(phrases)}
+
+
+_ALLERGY_MEANS = _by_subject(
+    {OTHER_ALLERGENS: SOMETHING_TO_AVOID, MEDICINE_ALLERGENS: MEDICINE_TO_AVOID, FOOD_ALLERGENS: FOOD_TO_AVOID}
+)
+
+
+def implication(category: str, key: str) -> str:
+    """What the memory under ``key`` means for the person, in words questions about it use: a food
+    allergy or intolerance is "A food to avoid eating.", a diet "What they eat and avoid eating."; ""
+    for a memory whose own words say it, and for another person's fact (a son's allergy is not a food
+    the person must avoid)."""
+    if category == ENTITIES:
+        return ""
+    subject, _, kind = key.rpartition("_")
+    if kind == "allergy":
+        return _ALLERGY_MEANS.get(subject, MEDICINE_TO_AVOID if subject.endswith("cillin") else SOMETHING_TO_AVOID)
+    if kind == "intolerance":
+        return FOOD_TO_AVOID
+    return DIET if key == "diet" else ""
 
 
 # --- first person to third ------------------------------------------------------------------------------

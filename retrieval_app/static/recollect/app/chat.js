@@ -532,11 +532,11 @@
   async function memorySource(source, body) {
     const id = source.uri.split("/").pop();
     const memory = await api(`/api/memories/${id}`);
-    body.append(el("p", {}, el("span", { className: "badge", textContent: memory.category }), " ", el("strong", { textContent: memory.key })));
+    body.append(el("p", {}, el("span", { className: "badge", textContent: memory.category }), " ", el("strong", { textContent: memory.label || memory.key })));
     body.append(tier("Memory", memory.content));
     if (memory.history && memory.history.length) body.append(tier("Earlier texts", memory.history.map((h) => `• ${h.content}`).join("\n")));
     if (memory.session_id) body.append(el("p", {}, el("a", { href: `/chat/${memory.session_id}${memory.source_message_id ? `#m-${memory.source_message_id}` : ""}`, textContent: "Open the conversation it came from, at that turn" })));
-    body.append(el("p", {}, el("a", { href: `/memories/?q=${encodeURIComponent(memory.key)}`, textContent: "See it among your memories" })));
+    body.append(el("p", {}, el("a", { href: `/memories/?q=${encodeURIComponent(memory.label || memory.key)}`, textContent: "See it among your memories" })));
   }
 
   function conversationSource(source, body) {
