@@ -41,6 +41,15 @@ def quoted_passages(judged: Sequence[Judged]) -> tuple[list[Judged], bool]:
     return chosen[:MAX_QUOTES], bool(strong)
 
 
+def answered_passages(judged: Sequence[Judged], kind: str) -> list[Judged]:
+    """The passages the built-in answer to a message of this ``kind`` quotes, and so its sources: a
+    question's (see ``quoted_passages``), a statement's only when clearly relevant, a greeting's none."""
+    passages, strong = quoted_passages(judged)
+    if kind == speech.QUESTION:
+        return passages
+    return passages if strong and kind == speech.STATEMENT else []
+
+
 def _listed(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -89,7 +98,8 @@ def retrieved_answer(
     """The built-in engine's answer to ``message`` (searched as ``query``), from the passages judged
     for it and the memories noted from it."""
     kind = speech.message_kind(message)
-    passages, strong = quoted_passages(judged)
+    passages = answered_passages(judged, kind)
+    strong = any(passage.strong for passage in passages)
     parts = []
     if greeting := speech.greeting_reply(message):
         parts.append(greeting + (f" {GREETING_HINT}" if kind == speech.GREETING and greeting == "Hello!" else ""))
@@ -104,7 +114,7 @@ def retrieved_answer(
             parts.append(f"I found nothing about {speech.topic_of(speech.question_part(query))} in {WHERE}.")
         else:
             parts.append(quotes_block(CONFIDENT_HEADER if strong else WEAK_HEADER, passages))
-    elif passages and strong and kind == speech.STATEMENT:  # said, not asked: only what is clearly related
+    elif passages:  # said, not asked: only what is clearly related
         parts.append(quotes_block(RELATED_HEADER, passages))
     return "\n\n".join(parts) or "All right."
 

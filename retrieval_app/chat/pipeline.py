@@ -30,7 +30,7 @@ from config.exceptions import InvalidInputError
 from documents_app.models import Document
 from documents_app.selectors import document_get, document_get_many
 from retrieval_app.chat import events, speech
-from retrieval_app.chat.answer import pieces, quoted_passages, retrieved_answer
+from retrieval_app.chat.answer import answered_passages, pieces, retrieved_answer
 from retrieval_app.chat.concurrency import Cancellation, database_turn
 from retrieval_app.chat.events import Event
 from retrieval_app.chat.mood import Mood, mood_of
@@ -206,12 +206,12 @@ def _assemble(turn: _Turn) -> None:
 
 
 def _judge(owner, turn: _Turn, *, generates: bool) -> None:
-    """Judges each passage's relevance. The built-in engine answers from the passages judged relevant
-    alone, so they are the turn's context (its sources); a model sees them all, and the mood rests on
-    them all."""
+    """Judges each passage's relevance. The built-in engine answers from the passages it quotes alone
+    (a statement's only when clearly relevant), so they are the turn's context (its sources) and what
+    its mood rests on; a model sees them all, and the mood rests on them all."""
     started = time.perf_counter()
     judged = judge(owner=owner, query=turn.query, hits=turn.context, written=turn.request.message)
-    turn.judged = judged if generates else quoted_passages(judged)[0]
+    turn.judged = judged if generates else answered_passages(judged, turn.kind)
     if not generates:
         turn.context = [passage.hit for passage in turn.judged]
     search_trace_add_stage(

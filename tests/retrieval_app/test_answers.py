@@ -283,3 +283,12 @@ def test_a_question_about_what_to_avoid_eating_brings_up_the_allergy_not_the_man
     assert '"Is severely allergic to peanuts." (Peanut allergy, ' in body["message"]
     assert body["mood"] == "confident"
     assert "kettle" not in body["message"].lower() and "router" not in body["message"].lower()
+
+
+def test_a_statement_lists_as_sources_only_what_its_answer_quotes(auth_client, user, library):
+    index_document(user, "brava.md", BREWER)
+    body = _chat(auth_client, "My kettle is full of limescale, I want to descale it this weekend.")
+    assert body["message"] == "Saved in this conversation; I noted no fact from it as a long-term memory."
+    assert body["context"] == [], "no source is shown under an answer that quotes none"
+    relevance = _stage(body, "relevance")
+    assert relevance["judged"] and relevance["kept"] == []
