@@ -180,9 +180,17 @@ def _instructions_after(sentences: Sequence[Sentence], best: int) -> int:
 
 
 def _carried(sentences: Sequence[Sentence], best: int, question: str, wanted: set[str]) -> int:
-    """The index of the last sentence the quote carries from ``best`` on."""
+    """The index of the last sentence the quote carries from ``best`` on; a quote that ends by announcing
+    a list ("Limescale slows boiling. To descale:") carries the list too."""
     if _introduces(sentences, best):
         return _announced(sentences, best)
+    last = _followed(sentences, best, question, wanted)
+    return _announced(sentences, last) if _introduces(sentences, last) else last
+
+
+def _followed(sentences: Sequence[Sentence], best: int, question: str, wanted: set[str]) -> int:
+    """The last sentence that follows ``best`` as part of its answer: the instructions after it for a
+    "how" question, else the next sentence when it holds as many of the question's words."""
     if _ASKS_HOW.search(question):
         last = _instructions_after(sentences, best)
         if last > best:

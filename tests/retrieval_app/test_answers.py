@@ -250,6 +250,12 @@ def test_a_carried_list_stays_within_its_bounds():
     assert len(quote.text) <= quotes.MAX_QUOTE_CHARS
 
 
+def test_a_quote_that_ends_by_announcing_steps_carries_them():
+    source = BREWER.decode().split("## Descaling")[1].split("## Error codes")[0]
+    quote = best_quote("What should I do about limescale?", source)
+    assert quote.text.splitlines() == ["Limescale builds up in hard water. To descale:", *STEPS]
+
+
 def test_the_settings_page_shows_the_engine_and_how_to_configure_a_model(client, user):
     client.force_login(user)
     page = client.get("/settings/").content.decode()
