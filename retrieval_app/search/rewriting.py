@@ -321,6 +321,30 @@ def _person(phrases: Sequence[str]) -> str:
     return ""
 
 
+# A product manual's title is the product and the words for the manual ("Aurora K3 Kettle User Manual
+# v2"): "it" in "is it under warranty?" is the kettle, not the manual.
+_MANUAL_WORDS = frozenset({"manual", "guide", "instructions", "booklet", "leaflet"})
+_MANUAL_MODIFIERS = frozenset(
+    {"user", "users", "user's", "owner", "owners", "owner's", "quick", "start", "quick-start", "reference"}
+    | {"instruction", "installation", "operating", "service", "product", "setup", "care"}
+)
+_VERSION = re.compile(r"^v?\d+(?:\.\d+)*$", re.IGNORECASE)
+
+
+def _thing_of(title: str) -> str:
+    """What a product manual's title names ("Aurora K3 Kettle User Manual" -> "Aurora K3 Kettle"); any
+    other title, and one that names nothing but the manual ("User Guide"), whole."""
+    words = title.split()
+    while words and _VERSION.match(words[-1]):
+        words.pop()
+    if not words or words[-1].lower() not in _MANUAL_WORDS:
+        return title
+    words.pop()
+    while words and words[-1].lower() in _MANUAL_MODIFIERS:
+        words.pop()
+    return " ".join(words) or title
+
+
 def _replace_word(text: str, word: str, replacement: str) -> str:
     # A function, not a template: a title may hold backslashes ("C:\\dev"), which re.sub would parse.
     return re.sub(rf"\b{re.escape(word)}\b", lambda _match: replacement, text, count=1, flags=re.IGNORECASE)
@@ -336,7 +360,7 @@ def resolve(decision: Rewrite, context: RewriteContext) -> Rewrite:
     subject, aspect = _entity(phrases[0]) if phrases else ("", "")
     # A session that has only searched so far has no turns to take a subject from, but it has the
     # documents its searches returned: "and how long is it under warranty?" is about the one in use.
-    in_use = context.active_documents[0][1] if context.active_documents else ""
+    in_use = _thing_of(context.active_documents[0][1]) if context.active_documents else ""
     subject = subject or in_use
     asked = asked or ([in_use] if in_use else [])
     resolved: dict[str, str] = {}

@@ -102,6 +102,23 @@ def test_before_any_recorded_turn_the_documents_in_use_resolve_a_follow_up():
     """A session that has only searched so far: its working set names the manual it found."""
     in_use = [("doc-1", "Lumen K2 Kettle User Manual")]
     result = _resolve("and how long is it under warranty?", active_documents=in_use)
-    assert result.rewritten and "Lumen K2 Kettle User Manual" in result.query
+    # "It" is the kettle the manual is about, not the manual: a kettle is under warranty, its manual is not.
+    assert result.rewritten and result.query == "and how long is Lumen K2 Kettle under warranty?"
     assert "nothing in the session resolved them" not in result.reason
     assert "Lumen K2" in _resolve("and the descaling?", active_documents=in_use).query
+
+
+@pytest.mark.parametrize(
+    ("title", "thing"),
+    [
+        ("Aurora K3 Kettle Manual", "Aurora K3 Kettle"),
+        ("Lumen K2 Kettle User Manual v2", "Lumen K2 Kettle"),
+        ("Nimbus router quick start guide", "Nimbus router"),
+        ("User Guide", "User Guide"),
+        ("Employee handbook 2024", "Employee handbook 2024"),
+        ("Bike care notes", "Bike care notes"),
+    ],
+)
+def test_a_manual_in_use_stands_for_the_product_it_is_about(title, thing):
+    result = _resolve("is it still under warranty?", active_documents=[("doc-1", title)])
+    assert result.resolved_terms == {"it": thing}
