@@ -78,12 +78,24 @@ def _cited(title: str) -> str:
     return re.sub(r"[()\[\]\n]+", " ", title).strip()
 
 
+# A numbered list that starts past 1 ("2. Boil it once.") cannot interrupt a paragraph in Markdown: right
+# after a quote's first line it would be read as that line's run-on text, unless a blank line comes first.
+_LATER_STEP = re.compile(r"(?:[2-9]|\d{2,})[.)][ \t]")
+
+
+def _quoted(text: str) -> str:
+    """A quote's text as it goes under its number: its later lines indented, so a list it carries nests."""
+    first, _, rest = text.partition("\n")
+    if rest and _LATER_STEP.match(rest):
+        rest = "\n" + rest
+    return "\n".join((first, rest)).replace("\n", "\n" + QUOTE_INDENT) if rest else first
+
+
 def quotes_block(header: str, passages: Sequence[Judged]) -> str:
     lines = [header]
     for number, passage in enumerate(passages, start=1):
         hit = passage.hit
-        text = passage.quote.text.replace("\n", "\n" + QUOTE_INDENT)
-        lines.append(f'{number}. "{text}" ({_cited(hit.title) or hit.uri}, {hit.uri})')
+        lines.append(f'{number}. "{_quoted(passage.quote.text)}" ({_cited(hit.title) or hit.uri}, {hit.uri})')
     return "\n".join(lines)
 
 

@@ -9,9 +9,11 @@ import re
 
 import pytest
 
-from retrieval_app.chat import pipeline, quotes, speech
+from retrieval_app.chat import answer, pipeline, quotes, speech
 from retrieval_app.chat.quotes import best_quote
+from retrieval_app.chat.relevance import Judged
 from retrieval_app.core.ai import MemoryCandidate
+from retrieval_app.search.hits import Hit
 from sessions_app import services as sessions
 from sessions_app.models import Memory, Message
 from tests.factories import index_document
@@ -298,3 +300,25 @@ def test_a_statement_lists_as_sources_only_what_its_answer_quotes(auth_client, u
     assert body["context"] == [], "no source is shown under an answer that quotes none"
     relevance = _stage(body, "relevance")
     assert relevance["judged"] and relevance["kept"] == []
+
+
+def test_steps_quoted_from_the_middle_of_a_list_still_render_as_a_list():
+    uri = "viking://resources/users/1/documents/d/section_001/chunk_0001"
+    fields = dict.fromkeys(("level", "text", "abstract", "overview", "source", "match_reason"), "")
+    hit = Hit(uri=uri, doc_id="d", chunk_id="1", content="", title="Descaling", kind="chunk", origin="document",
+              score=1.0, **fields)  # fmt: skip
+
+    def quoted(text: str) -> list[str]:
+        passage = Judged(hit=hit, quote=quotes.Quote(text, 0, len(text)), relevance=0.9, features={})
+        return answer.quotes_block("Quoted:", [passage]).removesuffix(f'" (Descaling, {uri})').splitlines()[1:]
+
+    # "2." cannot start a list right under a line of text in Markdown; after a blank line it can.
+    assert quoted(f"{STEPS[0][3:]}\n{STEPS[1]}\n{STEPS[2]}") == [
+        f'1. "{STEPS[0][3:]}',
+        "   ",
+        f"   {STEPS[1]}",
+        f"   {STEPS[2]}",
+    ]
+    # A list that starts at 1, and a quote of one line, are left as they are.
+    assert quoted(f"To descale:\n{STEPS[0]}") == ['1. "To descale:', f"   {STEPS[0]}"]
+    assert quoted(STEPS[1]) == [f'1. "{STEPS[1]}']
