@@ -270,16 +270,20 @@
     } finally { button.disabled = false; committing = false; log.scrollTop = log.scrollHeight; }
   });
 
+  // What a commit kept, by label: new, updated, and what was already remembered (noted as it was said),
+  // so that remembering a conversation whose facts were noted during it still says they are kept.
   function learned(message, diff, committed) {
-    diff = diff || { created: [], updated: [], unchanged: [] };
+    diff = { created: [], updated: [], unchanged: [], ...(diff || {}) };
     const box = el("div", { className: "learned", role: "status" }, el("strong", { textContent: committed ? "Remembered. " : "" }), el("span", { textContent: message || "" }));
-    const list = (label, items, render) => items.length ? el("div", {}, el("div", { textContent: label }), el("ul", {}, items.map(render))) : null;
-    const line = (m) => el("li", {}, el("span", { className: "muted", textContent: `${m.category} · ${m.key}: ` }), el("span", { textContent: m.content }));
+    const line = (m) => el("li", {}, el("span", { className: "muted", textContent: `${m.label || m.key}: ` }), el("span", { textContent: m.content }),
+      m.previous ? el("span", { className: "muted", textContent: ` (was: ${m.previous})` }) : null);
+    const list = (label, items) => items.length ? el("div", {}, el("div", { textContent: `${label} (${items.length})` }), el("ul", {}, items.map(line))) : null;
+    const nothing = !diff.created.length && !diff.updated.length && !diff.unchanged.length;
     box.append(...[
-      list(`New memories (${diff.created.length})`, diff.created, line),
-      list(`Updated (${diff.updated.length})`, diff.updated, (m) => el("li", {}, el("span", { className: "muted", textContent: `${m.category} · ${m.key}: ` }), el("span", { textContent: m.content }), el("span", { className: "muted", textContent: ` (was: ${m.previous})` }))),
-      diff.unchanged.length ? el("div", { className: "muted", textContent: `${diff.unchanged.length} memor${diff.unchanged.length > 1 ? "ies" : "y"} unchanged.` }) : null,
-      committed && !diff.created.length && !diff.updated.length ? el("div", { className: "muted", textContent: "Nothing new was learned about you." }) : null,
+      list("New memories", diff.created),
+      list("Updated", diff.updated),
+      list("Already remembered", diff.unchanged),
+      committed && nothing ? el("div", { className: "muted", textContent: "Nothing new was learned about you." }) : null,
       el("a", { href: "/memories/", textContent: "See all memories" }),
     ].filter(Boolean));
     return box;
