@@ -1,11 +1,17 @@
 """What the browser journeys share that is not a fixture: where Chromium and the screenshots are, the
-test users' password, and opening a page as a person would see it."""
+test users' password, opening a page as a person would see it, signing in and asking in the chat."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 from tests.helpers import ROOT
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the journeys skip, saying Playwright is missing, before any of this is used
+    expect = None
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 SCREENSHOTS = ROOT / "var" / "screenshots"
@@ -23,3 +29,22 @@ def open_page(browser, base: str, *, width: int = 1440, scheme: str = "light", s
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     return page, errors
+
+
+def sign_in(page, username: str, *, at: str = "/chat/") -> None:
+    """Signs in from the page ``at``, which sends a signed-out person to the sign-in form and back."""
+    page.goto(at)
+    expect(page).to_have_url(re.compile(r"/accounts/login/"))
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(re.compile(re.escape(at) + "$"))
+
+
+def ask(page, text: str, answers_before: int):
+    """Types ``text`` in the chat, sends it with Enter and waits for the whole answer (its mood comes just
+    before the end); returns the answer."""
+    page.get_by_label("Message", exact=True).fill(text)
+    page.keyboard.press("Enter")
+    expect(page.locator(".msg.assistant .mood")).to_have_count(answers_before + 1, timeout=60_000)
+    return page.locator(".msg.assistant").last

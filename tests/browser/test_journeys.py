@@ -15,7 +15,7 @@ import re
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
-from tests.browser.support import CHROMIUM, PASSWORD, SCREENSHOTS, open_page
+from tests.browser.support import CHROMIUM, PASSWORD, SCREENSHOTS, ask, open_page, sign_in
 from tests.factories import UserFactory
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
@@ -41,26 +41,10 @@ heating element and the lid hinge, but not limescale damage.
 """
 
 
-def _sign_in(page, username: str) -> None:
-    page.goto("/chat/")
-    expect(page).to_have_url(re.compile(r"/accounts/login/"))
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page).to_have_url(re.compile(r"/chat/$"))
-
-
-def _ask(page, text: str, answers_before: int) -> None:
-    page.get_by_label("Message", exact=True).fill(text)
-    page.keyboard.press("Enter")
-    # The mood arrives just before done: the answer is complete.
-    expect(page.locator(".msg.assistant .mood")).to_have_count(answers_before + 1, timeout=60_000)
-
-
 def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, server, tmp_path):
     user = UserFactory()
     page, errors = open_page(browser, server)
-    _sign_in(page, user.username)
+    sign_in(page, user.username)
 
     # Without a language model, the chat says so once, with the way to configure one, until dismissed.
     notice = page.locator("#model-notice")
@@ -100,10 +84,10 @@ def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, se
     page.get_by_label("Documents to answer from").click()
     expect(page.get_by_role("checkbox", name="Aurora kettle manual")).to_be_checked()
     page.get_by_label("Documents to answer from").click()
-    _ask(page, "How often should I descale the Aurora kettle?", 0)
+    ask(page, "How often should I descale the Aurora kettle?", 0)
     expect(page).to_have_url(re.compile(r"/chat/[0-9a-f-]{36}$"))
     session_url = page.url
-    _ask(page, "and how long is it under warranty?", 1)
+    ask(page, "and how long is it under warranty?", 1)
     last = page.locator(".msg.assistant").last
     expect(last.locator(".body ol li").first).to_contain_text("two years")  # Markdown, not raw text
     expect(last.locator(".mood")).to_have_text("Confident")
@@ -124,14 +108,15 @@ def test_sign_in_upload_chat_cite_reload_remember_forget_and_log_out(browser, se
     expect(page.locator("#sessions li")).to_have_count(1)
 
     # Tell it something about oneself: it is noted as it is said, and the answer says what was remembered.
-    _ask(page, "My name is Dana Whitfield.", 2)
+    ask(page, "My name is Dana Whitfield.", 2)
     told = page.locator(".msg.assistant").last
     expect(told.locator(".body")).to_have_text("Noted: you are called Dana Whitfield. I'll keep that in mind.")
     expect(told.locator(".remembered")).to_contain_text("Is called Dana Whitfield.")
     # Remembering the conversation archives it; the memory was already known.
     page.get_by_role("button", name="Remember this conversation").click()
     learned = page.locator(".learned").last
-    expect(learned).to_contain_text("1 memory unchanged")
+    expect(learned).to_contain_text("Already remembered (1)")
+    expect(learned).to_contain_text("Name: Is called Dana Whitfield.")
 
     # An API token for an integration: named, shown once, working at once, listed afterwards by name.
     page.get_by_role("navigation").get_by_role("link", name="Account").click()
@@ -248,10 +233,10 @@ def test_a_model_answer_streams_as_markdown_stops_regenerates_and_reports_a_mode
 ):
     user = UserFactory()
     page, errors = open_page(browser, model_server)
-    _sign_in(page, user.username)
+    sign_in(page, user.username)
 
     fake_llm.reply = lambda messages: ANSWER
-    _ask(page, "Plan my kettle care.", 0)
+    ask(page, "Plan my kettle care.", 0)
     answer = page.locator(".msg.assistant").last
     expect(answer.locator("h2")).to_have_text("Plan")
     expect(answer.locator("table td").last).to_have_text("every four weeks")
@@ -320,7 +305,7 @@ def test_without_a_worker_the_documents_page_says_nothing_is_being_indexed(brows
     user.password = PBKDF2PasswordHasher().encode(PASSWORD, "journeysalt", iterations=1000)
     user.save(update_fields=["password"])
     page, errors = open_page(browser, workerless_server)
-    _sign_in(page, user.username)
+    sign_in(page, user.username)
     page.goto("/documents/")
     (tmp_path / "notes.md").write_text("# Notes\n\nNothing urgent.")
     page.locator("#files").set_input_files(str(tmp_path / "notes.md"))

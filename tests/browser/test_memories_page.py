@@ -4,14 +4,12 @@ both themes and on a desktop (screenshots in var/screenshots/)."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from retrieval_app.core.ai import memories
 from sessions_app import services
 from sessions_app.models import Memory
-from tests.browser.support import CHROMIUM, PASSWORD, SCREENSHOTS, open_page
+from tests.browser.support import CHROMIUM, SCREENSHOTS, open_page, sign_in
 from tests.factories import ArchiveFactory, ChatSessionFactory, MessageFactory, UserFactory
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
@@ -24,15 +22,6 @@ pytestmark = [
 expect = playwright_api.expect
 PHONE = 390
 DESKTOP = 1440
-
-
-def _sign_in(page, username: str) -> None:
-    page.goto("/memories/")
-    expect(page).to_have_url(re.compile(r"/accounts/login/"))
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page).to_have_url(re.compile(r"/memories/$"))
 
 
 def _remembered(user) -> None:
@@ -52,7 +41,7 @@ def test_memories_are_read_by_label_added_by_hand_and_updated_on_the_same_subjec
     user = UserFactory()
     _remembered(user)
     page, errors = open_page(browser, server)
-    _sign_in(page, user.username)
+    sign_in(page, user.username, at="/memories/")
 
     allergy = page.locator(".memory", has_text="Is allergic to peanuts.")
     expect(allergy.locator(".label")).to_have_text("Peanut allergy")
@@ -95,7 +84,7 @@ def test_the_page_fits_a_phone_in_both_themes_and_a_desktop(browser, server, wid
     _remembered(user)
     services.memory_create(owner=user, category="preferences", content="Prefers oat milk in coffee.")
     page, errors = open_page(browser, server, width=width, scheme=scheme)
-    _sign_in(page, user.username)
+    sign_in(page, user.username, at="/memories/")
     expect(page.locator(".memory")).to_have_count(3)
     expect(page.get_by_label("What to remember")).to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= width, "nothing overflows sideways"
