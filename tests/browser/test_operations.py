@@ -149,7 +149,7 @@ def test_an_operator_reads_the_dashboard_a_trace_and_a_conversation_and_keeps_th
     expect(page.locator("#h-query").locator("xpath=..")).to_contain_text("searched as")
     expect(page.get_by_role("heading", name="Where the time went")).to_be_visible()
     expect(page.locator(".ops-waterfall")).to_contain_text("whole turn")
-    expect(page.locator("section[aria-labelledby=h-results]")).to_contain_text("Descale the Aurora kettle")
+    expect(page.locator("section[aria-labelledby=h-results]")).to_contain_text("descale the Aurora kettle")
     expect(page.locator("main, #content").first).to_contain_text("Aurora Kettle Guide")
     expect(page.locator("pre.ops-pre")).to_be_hidden()  # the raw JSON, folded
     page.get_by_text("The raw trace (JSON)").click()
