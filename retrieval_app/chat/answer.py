@@ -23,6 +23,10 @@ WEAK_HEADER = "Nothing I found clearly answers this; these passages come closest
 RELATED_HEADER = "Related, from your sources (quoted as retrieved, not generated):"
 SEARCH_FAILED = f"The search failed, so I found nothing to quote from {WHERE} this time."
 NOTHING_NOTED = "Saved in this conversation; I noted no fact from it as a long-term memory."
+KEEP_CONVERSATION = (
+    "To keep this whole conversation, with a summary and what it says about you, press “Remember this "
+    "conversation” at the top of the chat. What you tell me about yourself is noted as you say it."
+)
 GREETING_HINT = f"Ask me about {WHERE}, or tell me something to remember."
 
 
@@ -117,7 +121,9 @@ def retrieved_answer(
         parts.append(greeting + (f" {GREETING_HINT}" if kind == speech.GREETING and greeting == "Hello!" else ""))
     if remembered:
         parts.append(acknowledgement(remembered))
-    elif kind == speech.STATEMENT:
+    if speech.asks_to_keep_conversation(message):
+        parts.append(KEEP_CONVERSATION)
+    elif kind == speech.STATEMENT and not remembered:
         parts.append(NOTHING_NOTED)
     if kind == speech.QUESTION:
         if retrieval_error:

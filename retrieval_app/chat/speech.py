@@ -39,6 +39,13 @@ _PROBLEM = re.compile(
 _TO_REMEMBER = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|for the record|fyi|just so you know)\b", re.IGNORECASE
 )
+# A request to keep the conversation itself ("Remember this conversation", "can you save this chat?"): the
+# page's "Remember this conversation" does that, with a summary; a chat turn only notes facts.
+_KEEP_CONVERSATION = re.compile(
+    r"^(?:(?:please|can you|could you|would you|will you)\s+)?(?:remember|save|keep|archive|memori[sz]e)\s+"
+    r"(?:this|the|our|all of this|all this)\s+(?:whole\s+|entire\s+)?(?:conversation|chat|discussion|session|thread)\b",
+    re.IGNORECASE,
+)
 # Someone speaking of themselves or their own ("I ...", "my ...", "we ...", "our ...").
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|my|we|we're|we've|our|me|mine)\b", re.IGNORECASE)
 _GREETING = re.compile(r"^(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening|day))\b", re.IGNORECASE)
@@ -52,7 +59,7 @@ def _sentence_kind(sentence: str) -> str:
     text = sentence.strip()
     if extractive.is_pleasantry(text):
         return GREETING
-    if _TO_REMEMBER.match(text):
+    if _TO_REMEMBER.match(text) or _KEEP_CONVERSATION.match(text):
         return STATEMENT
     if text.endswith("?") or _ASKING.match(text) or _ASKING_ANYWHERE.search(text) or _PROBLEM.search(text):
         return QUESTION
@@ -72,6 +79,11 @@ def message_kind(message: str) -> str:
         if kind in kinds:
             return kind
     return QUESTION
+
+
+def asks_to_keep_conversation(message: str) -> bool:
+    """Whether a sentence of the message asks to remember the conversation itself, not a fact in it."""
+    return any(_KEEP_CONVERSATION.match(sentence.strip()) for sentence in extractive.split_sentences(message))
 
 
 def greeting_reply(message: str) -> str:

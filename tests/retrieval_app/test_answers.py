@@ -322,3 +322,15 @@ def test_steps_quoted_from_the_middle_of_a_list_still_render_as_a_list():
     # A list that starts at 1, and a quote of one line, are left as they are.
     assert quoted(f"To descale:\n{STEPS[0]}") == ['1. "To descale:', f"   {STEPS[0]}"]
     assert quoted(STEPS[1]) == [f'1. "{STEPS[1]}']
+
+
+@pytest.mark.parametrize(
+    "message", ["Remember this conversation", "Can you save this chat?", "Please remember this whole conversation."]
+)
+def test_asking_to_remember_the_conversation_says_how_it_is_done(auth_client, library, message):
+    body = _chat(auth_client, message)
+    assert body["message"] == answer.KEEP_CONVERSATION and "Remember this conversation" in body["message"]
+    assert body["context"] == [] and body["remembered"] == []
+    assert speech.message_kind(message) == speech.STATEMENT
+    told = _chat(auth_client, "Remember this conversation. I live in Lisbon.")
+    assert told["message"] == f"Noted: you live in Lisbon. I'll keep that in mind.\n\n{answer.KEEP_CONVERSATION}"

@@ -246,3 +246,11 @@ def test_a_fact_of_health_or_diet_says_what_it_means_for_the_person():
     # A fact whose words say it all, and another person's allergy, which is not the person's to avoid.
     assert memories.implication("profile", "location") == ""
     assert memories.implication("entities", "son_oliver_egg_allergy") == ""
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["Remember this conversation", "Please remember this whole conversation.", "Can you remember our entire chat?"],
+)
+def test_asking_to_remember_the_conversation_itself_notes_no_fact(said):
+    assert _found(said) == []

@@ -237,8 +237,9 @@ _REQUEST = re.compile(
     ANY_CASE,
 )
 _NOTHING_TO_NOTE = re.compile(
-    r"^(?:this|that|it|conversation|this\s+conversation|the\s+conversation|chat|this\s+chat|everything|all\s+(?:of\s+)?this|"
-    r"what\s+I\s+(?:said|told\s+you)|for\s+me|me)?\W*$",
+    r"^(?:this|that|it|everything|all\s+(?:of\s+)?this|what\s+I\s+(?:said|told\s+you)|for\s+me|me|"
+    # the conversation itself ("remember this whole conversation"), which is no fact about the person
+    r"(?:(?:this|the|our)\s+)?(?:(?:whole|entire)\s+)?(?:conversation|chat|discussion|session|thread))?\W*$",
     ANY_CASE,
 )
 _STATES = re.compile(r"\b(?:is|are|was|'s|have|has|'ve)\b", ANY_CASE)
