@@ -147,7 +147,8 @@ def _check_layout(page, width: int) -> None:
 
 def _say_what_matters(page) -> str:
     """Step 1: the allergy is said twice and acknowledged each time with what was remembered, then the
-    conversation is remembered and keeps it. Returns the conversation's address."""
+    conversation is remembered (asked in words, then with its button) and keeps it. Returns the
+    conversation's address."""
     said = ask(page, "Hi! I'm allergic to peanuts.", 0)
     expect(said.locator(".body")).to_contain_text("Noted: you are allergic to peanuts. I'll keep that in mind.")
     expect(said.locator(".remembered")).to_contain_text("Is allergic to peanuts.")
@@ -159,6 +160,9 @@ def _say_what_matters(page) -> str:
     expect(stronger.locator(".remembered")).to_contain_text("Is severely allergic to peanuts.")
     assert _sources(said) == [] and _sources(stronger) == [], "nothing is quoted at someone telling"
 
+    # Asked in words, the chat says how the conversation is remembered; the button does it.
+    typed = ask(page, "Remember this conversation", 2)
+    expect(typed.locator(".body")).to_contain_text("press “Remember this conversation” at the top of the chat")
     page.get_by_role("button", name="Remember this conversation").click()
     learned = page.locator(".learned").last
     expect(learned).to_contain_text("Remembered.")
