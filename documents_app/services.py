@@ -470,11 +470,19 @@ def documents_rescue_stalled() -> list:
     return rescued
 
 
+def _whole(root: tree.Draft) -> list[tree.Draft]:
+    """The document and the headings that hold all of it ("# Aurora K3 Kettle Manual" over every section),
+    outermost first: each is the whole text under another name."""
+    whole = [root]
+    while len(whole[-1].children) == 1 and whole[-1].children[0].kind != "chunk":
+        whole.append(whole[-1].children[0])
+    return whole
+
+
 def _opening(node: tree.Draft, tiers: dict[str, tuple[str, str]]) -> str:
     """The abstract of the text a document opens with (before its first heading, or under the one
     heading that holds all of it), or "" if it opens with a heading."""
-    while len(node.children) == 1 and node.children[0].kind != "chunk":
-        node = node.children[0]
+    node = _whole(node)[-1]
     first = node.children[0] if node.children else None
     return tiers[first.uri][0] if first is not None and first.kind == "chunk" else ""
 
@@ -483,8 +491,10 @@ def _tiers(root: tree.Draft, *, engine: ai.TextEngine, owner_id: int) -> dict[st
     """(L0, L1) of every node. L1: a chunk's from its text, a directory's from its children's. L0: a
     model's overview opens with what the node is about, so its first statement is the abstract; the
     extractive engine's quotes the text, so a directory's abstract is its title with its most telling
-    statement (a document's: the statement it opens with), and a chunk's is its most informative one."""
+    statement (a document's, and a heading's that holds all of it: the statement it opens with), and a
+    chunk's is its most informative one."""
     tiers: dict[str, tuple[str, str]] = {}
+    whole = {node.uri for node in _whole(root)}
 
     def visit(node: tree.Draft) -> str:
         if node.kind == "chunk":
@@ -496,7 +506,7 @@ def _tiers(root: tree.Draft, *, engine: ai.TextEngine, owner_id: int) -> dict[st
         if engine.generates or node.kind == "chunk":
             abstract = abstract_of(overview)
         else:
-            opening = _opening(node, tiers) if node.kind == "document" else ""
+            opening = _opening(node, tiers) if node.uri in whole else ""
             abstract = abstract_of(overview, title=node.title, opening=opening)
         tiers[node.uri] = (abstract, overview)
         return overview

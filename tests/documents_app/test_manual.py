@@ -121,6 +121,9 @@ def test_the_manuals_abstract_says_what_it_is(manual):
         "Lumen K2 Kettle User Manual: Thank you for choosing the Lumen K2, a 1.7 litre cordless kettle with a "
         "stainless steel body."
     )
+    # The heading over all of it is the whole manual under another name, and reads as it does (not as the
+    # section that says most, such as the warranty).
+    assert _section(manual["doc_id"], "Lumen K2 Kettle User Manual").abstract == manual["abstract"]
 
 
 def test_no_tier_is_an_instruction_or_carries_markup(manual):
