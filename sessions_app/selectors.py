@@ -213,6 +213,14 @@ def session_history(*, session: ChatSession) -> HistoryContext:
 # --- Memories ---------------------------------------------------------------------------------------------
 
 
+def memory_source_message_ids(*, memory_ids: Sequence[int]) -> set[int]:
+    """The turns these memories were drawn from, in one query (none for no memories)."""
+    if not memory_ids:
+        return set()
+    through = Memory.source_messages.through.objects.filter(memory_id__in=list(memory_ids))
+    return set(through.values_list("message_id", flat=True))
+
+
 def memory_list(*, owner, category: str | None = None, agent_id: str | None = None, q: str = "") -> QuerySet[Memory]:
     """The owner's current memories by category and key; ``q`` keeps those whose key or text contain
     it, or match its words."""

@@ -34,7 +34,7 @@ from retrieval_app.search.hits import Hit, memory_hit, message_hit, node_hit
 from retrieval_app.search.recall import recall_messages
 from retrieval_app.search.traces import Run, search_trace_dict, search_trace_record
 from sessions_app.models import ChatSession, Memory
-from sessions_app.selectors import session_summary_text
+from sessions_app.selectors import memory_source_message_ids, session_summary_text
 from sessions_app.services import SearchContext, session_search_context, working_set_update
 
 logger = logging.getLogger(__name__)
@@ -258,10 +258,13 @@ def _only_asks(text: str) -> bool:
     return bool(sentences) and all(sentence.rstrip().endswith("?") for sentence in sentences)
 
 
-def _echoes(message: dict[str, Any], *, query: retrievers.Query, document_uris: set[str]) -> str:
+def _echoes(
+    message: dict[str, Any], *, query: retrievers.Query, document_uris: set[str], memory_sources: set[int]
+) -> str:
     """Why an earlier message would only echo something, or "": the user asking the same question
-    again, a question of theirs (a question is not a source for its own answer), or an answer that
-    quoted a passage this search found itself (the source wins)."""
+    again, a question of theirs (a question is not a source for its own answer), an answer that
+    quoted a passage this search found itself (the source wins), or a turn a memory this search found
+    was drawn from (the memory says it, and links to the turn)."""
     if message["role"] == "user" and (
         _normalised(message["content"]) == _normalised(query.text) or (message["similarity"] or 0) >= REPEAT_SIMILARITY
     ):
@@ -271,13 +274,22 @@ def _echoes(message: dict[str, Any], *, query: retrievers.Query, document_uris: 
     quoted = set((message.get("metadata") or {}).get("context_uris") or [])
     if quoted & document_uris:
         return "quotes a passage found directly"
+    if message["id"] in memory_sources:
+        return "is what a memory found directly was drawn from"
     return ""
 
 
 def _conversation_hits(
-    run: Run, *, session: ChatSession, query: retrievers.Query, limit: int, document_uris: set[str]
+    run: Run,
+    *,
+    session: ChatSession,
+    query: retrievers.Query,
+    limit: int,
+    document_uris: set[str],
+    memory_ids: Sequence[int] = (),
 ) -> list[Hit]:
-    """The owner's other sessions' messages relevant to the query, as hits, without echoes."""
+    """The owner's other sessions' messages relevant to the query, as hits, without echoes (``memory_ids``:
+    the memories found beside them, whose source turns they would repeat)."""
     started = time.perf_counter()
     recalled = recall_messages(
         owner=run.owner,
@@ -290,10 +302,11 @@ def _conversation_hits(
         query_model=query.model,
         query_stems=query.lexemes,
     )
+    memory_sources = memory_source_message_ids(memory_ids=memory_ids)
     hits, echoes = [], []
     messages = []
     for message in recalled["messages"]:
-        why = _echoes(message, query=query, document_uris=document_uris)
+        why = _echoes(message, query=query, document_uris=document_uris, memory_sources=memory_sources)
         if why:
             echoes.append({"id": message["id"], "why": why})
         else:
@@ -398,7 +411,10 @@ def _session_search(
         run.stages += found.stages
         others = [memory_hit(c, embedded) for c in found.candidates]
         document_uris = {hit.uri for hit in hits}
-        others += _conversation_hits(run, session=session, query=embedded, limit=limit, document_uris=document_uris)
+        memory_ids = [candidate.row.id for candidate in found.candidates]
+        others += _conversation_hits(
+            run, session=session, query=embedded, limit=limit, document_uris=document_uris, memory_ids=memory_ids
+        )
         others.sort(key=lambda h: -h.score)
         # Documents keep at least half the places: memories complement them, they do not crowd them out.
         hits = sorted(hits + others[: max(1, limit // 2)], key=lambda h: -h.score)

@@ -334,3 +334,16 @@ def test_asking_to_remember_the_conversation_says_how_it_is_done(auth_client, li
     assert speech.message_kind(message) == speech.STATEMENT
     told = _chat(auth_client, "Remember this conversation. I live in Lisbon.")
     assert told["message"] == f"Noted: you live in Lisbon. I'll keep that in mind.\n\n{answer.KEEP_CONVERSATION}"
+
+
+def test_a_memory_found_is_quoted_once_not_again_as_the_turn_it_was_drawn_from(
+    auth_client, user, library, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        told = _chat(auth_client, "Please remember: I have a severe peanut allergy.")
+    memory = Memory.objects.get(owner=user)
+    body = _chat(auth_client, "Do I have any allergies?")
+    assert [hit["uri"] for hit in body["context"]] == [memory.uri], "the memory, not the turn it came from"
+    (echo,) = [e for e in _stage(body, "conversations")["echoes"] if e["why"].startswith("is what a memory")]
+    said = Message.objects.get(session_id=told["session_id"], role="user")
+    assert echo["id"] == said.id
