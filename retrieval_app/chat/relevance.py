@@ -75,11 +75,11 @@ DISTINCTIVE_POWER = 4
 # The rank from which every passage counts as "late" (the sixth result and after).
 LAST_RANK = 5
 # The question's frame rather than its subject, so not looked for in the passages: "how often" and "how
-# long" (the answer says "every four weeks", not "often"), "fix" or "solve" (it says what to do), "tell me
-# about" or "explain" (it just says it).
+# long" (the answer says "every four weeks", not "often"), "fix", "solve" or "get rid of" (it says what to
+# do: "To descale:", not "remove limescale"), "tell me about" or "explain" (it just says it).
 _FRAME = re.compile(
     r"\b(?<=how )(?:often|long|much|many|far|old|soon|big|large|heavy|fast|frequently|quickly|late|early)\b"
-    r"|\b(?:fix|fixes|fixing|solve|resolve|repair|troubleshoot|explain|describe)\b"
+    r"|\b(?:fix|fixes|fixing|solve|resolve|repair|troubleshoot|explain|describe|remove|removing|get rid of)\b"
     r"|\b(?:tell|show|give|remind) me(?: about| of)?\b|\bwhat do you know\b|\bdo you know\b",
     re.IGNORECASE,
 )

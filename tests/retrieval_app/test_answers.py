@@ -347,3 +347,12 @@ def test_a_memory_found_is_quoted_once_not_again_as_the_turn_it_was_drawn_from(
     (echo,) = [e for e in _stage(body, "conversations")["echoes"] if e["why"].startswith("is what a memory")]
     said = Message.objects.get(session_id=told["session_id"], role="user")
     assert echo["id"] == said.id
+
+
+@pytest.mark.parametrize("question", ["How do I get rid of limescale?", "How do I remove limescale from the kettle?"])
+def test_getting_rid_of_something_is_the_frame_and_the_steps_that_do_it_answer(auth_client, user, question):
+    index_document(user, "brava.md", BREWER)
+    body = _chat(auth_client, question)
+    assert body["mood"] == "confident", _stage(body, "relevance")["judged"]
+    assert [item["title"] for item in body["context"]] == ["Descaling"]
+    assert f'"Limescale builds up in hard water. To descale:\n   {STEPS[0]}' in body["message"]
