@@ -222,6 +222,7 @@ def _memories_read_by_label_and_one_added_by_hand(page) -> None:
     """Step 6: the memories read as sentences under readable labels, and one is added by hand and corrected
     on the Memories page."""
     page.get_by_role("navigation").get_by_role("link", name="Memories").click()
+    expect(page.get_by_text("noted as you said it in a chat")).to_be_visible()
     allergy = page.locator(".memory", has_text="Is severely allergic to peanuts.")
     expect(allergy.locator(".label")).to_have_text("Peanut allergy")
     expect(allergy.get_by_role("link", name="From this conversation")).to_be_visible()
