@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.db.models import Q
 
+from retrieval_app.core.ai.memory_text import label as memory_label
 from retrieval_app.core.embedding import Embeddable
 from sessions_app.models import Archive, Memory, Message
 
@@ -53,8 +56,24 @@ def archive_text(archive: Archive) -> str:
     return f"{archive.abstract}\n{archive.overview}"
 
 
+# What some kinds of fact imply, in the words a question about them uses without naming the fact:
+# "what should I avoid eating?" asks about an allergy, "what do I eat?" about a diet. Part of the text a
+# memory's vector is made from, never of what it says.
+IMPLIED = (
+    (re.compile(r"allerg|intoleran|coeliac|celiac", re.IGNORECASE), "Food and things to avoid eating or touching."),
+    (
+        re.compile(r"\b(?:vegetarian|vegan|halal|kosher|pescatarian|gluten|dairy|pork|meat|diet)\b", re.IGNORECASE),
+        "What they eat and avoid eating.",
+    ),
+    (re.compile(r"\b(?:takes|medication|medicine|prescribed)\b", re.IGNORECASE), "Health and medication."),
+)
+
+
 def memory_text(memory: Memory) -> str:
-    return f"{memory.key.replace('_', ' ')}: {memory.content}"
+    """A memory as its vector sees it: its label, its sentence, and what its kind of fact implies."""
+    said = f"{memory_label(memory.key, memory.content)}: {memory.content}"
+    implied = [gloss for pattern, gloss in IMPLIED if pattern.search(f"{memory.key} {memory.content}")]
+    return " ".join([said, *implied])
 
 
 EMBEDDABLES = (

@@ -225,5 +225,11 @@ def judge(*, owner, query: str, hits: Sequence[Hit], written: str = "") -> list[
     judged = []
     for rank, (hit, quote) in enumerate(zip(hits, quotes, strict=True)):
         features = features_of(hit=hit, rank=rank, hits=hits, question=question, held=held, quoted=quoted[rank])
-        judged.append(Judged(hit=hit, quote=quote, relevance=probability(features), features=features))
+        relevance = probability(features)
+        if hit.origin == "memory":
+            # A long-term memory the search kept (close in meaning, or holding half the question's words)
+            # is a fact about the person asking, often worded nothing like the question ("what should I
+            # avoid eating?" and a peanut allergy): always worth saying, if only as what comes closest.
+            relevance = max(relevance, settings.CHAT_RELEVANCE_FLOOR)
+        judged.append(Judged(hit=hit, quote=quote, relevance=relevance, features=features))
     return judged

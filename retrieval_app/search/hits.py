@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from retrieval_app.core.ai.memory_text import label as memory_label
 from retrieval_app.search import retrievers
 from sessions_app.uris import message_uri
 
@@ -91,10 +92,10 @@ def memory_hit(candidate: retrievers.Candidate, query: retrievers.Query) -> Hit:
         chunk_id=str(memory.id),
         level="L1",
         text=memory.content,
-        abstract=f"{memory.category}: {memory.key}",
+        abstract=f"{memory.category}: {memory_label(memory.key, memory.content)}",
         overview=memory.content,
         content=memory.content,
-        title=memory.key,
+        title=memory_label(memory.key, memory.content),
         kind="memory",
         origin="memory",
         score=round(candidate.score, 4),

@@ -268,3 +268,17 @@ def test_the_chat_page_says_once_how_to_add_a_model_and_not_with_a_model(client,
     assert 'id="model-notice"' not in client.get("/chat/").content.decode()
     script = (ROOT / "retrieval_app/static/recollect/app/chat.js").read_text()
     assert "localStorage.setItem(NOTICE_DISMISSED" in script
+
+
+def test_a_fact_noted_earlier_answers_a_question_that_never_names_it(
+    auth_client, library, django_capture_on_commit_callbacks
+):
+    """ "What should I avoid eating?" shares no word with "Is severely allergic to peanuts.": the memory is
+    embedded with what its kind of fact implies, and a memory the search kept is always worth saying."""
+    with django_capture_on_commit_callbacks(execute=True):
+        _chat(auth_client, "Please remember: I have a severe peanut allergy.")
+    with django_capture_on_commit_callbacks(execute=True):
+        body = _chat(auth_client, "What should I avoid eating?")
+    assert "allergic to peanuts" in body["message"] and "Peanut allergy" in body["message"]
+    assert "kettle" not in body["message"].lower() and "router" not in body["message"].lower()
+    assert [hit["origin"] for hit in body["context"]] == ["memory"]
