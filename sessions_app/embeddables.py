@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db.models import Q
 
-from retrieval_app.core.ai.memories import implication
+from retrieval_app.core.ai.memories import implication, label
 from retrieval_app.core.embedding import Embeddable
 from sessions_app.models import Archive, Memory, Message
 
@@ -55,12 +55,12 @@ def archive_text(archive: Archive) -> str:
 
 
 def memory_text(memory: Memory) -> str:
-    """A memory's subject and text, with what it means for the person when its words do not say it: a
-    question about what to avoid eating is close to a peanut allergy only once "a food to avoid eating"
-    is said with it."""
-    text = f"{memory.key.replace('_', ' ')}: {memory.content}"
+    """A memory as its vector sees it: its label, its sentence, and what its kind of fact means for the
+    person when its words do not say it (a question about what to avoid eating is close to a peanut
+    allergy only once "a food to avoid eating" is said with it)."""
+    said = f"{label(memory.key, memory.content)}: {memory.content}"
     implied = implication(memory.category, memory.key)
-    return f"{text} {implied}" if implied else text
+    return f"{said} {implied}" if implied else said
 
 
 EMBEDDABLES = (

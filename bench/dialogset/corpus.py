@@ -3,17 +3,15 @@ evidence. Every function returns fresh copies."""
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
-import hashlib
 import itertools
-import json
 import re
 import statistics
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
+from bench import conversation_files
 from bench.evalset.overlap import content_stems
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -28,28 +26,19 @@ CAPITALISED = re.compile(r"\b[A-Z]\w+")
 
 @cache
 def _load() -> tuple[dict, ...]:
-    return tuple(json.loads(path.read_text(encoding="utf-8")) for path in sorted(DATA.glob("*.json")))
+    return conversation_files.load(DATA)
 
 
 def conversations() -> list[dict]:
-    """``{"id", "speakers", "relation", "sessions": [{"index", "date", "turns": [{"speaker", "text"}]}]}``,
-    in file order, without their questions."""
-    return [{k: copy.deepcopy(v) for k, v in conv.items() if k != "questions"} for conv in _load()]
+    return conversation_files.conversations(_load())
 
 
 def questions(conversation_id: str | None = None) -> list[dict]:
-    """``{"id", "conversation", "kind", "question", "evidence": [[session, turn], ...], "answer"}``."""
-    return [
-        {"conversation": conv["id"], **copy.deepcopy(q)}
-        for conv in _load()
-        if conversation_id in (None, conv["id"])
-        for q in conv["questions"]
-    ]
+    return conversation_files.questions(_load(), conversation_id)
 
 
 def fingerprint() -> str:
-    """A hash of the whole set, so two runs can be shown to have used the same data."""
-    return hashlib.sha256(json.dumps(_load(), sort_keys=True).encode()).hexdigest()[:16]
+    return conversation_files.fingerprint(_load())
 
 
 def check() -> list[str]:

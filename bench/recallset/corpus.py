@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
-import hashlib
-import json
 from functools import cache
 from pathlib import Path
+
+from bench import conversation_files
 
 DATA = Path(__file__).resolve().parent / "data"
 KINDS = ("single", "multi_hop", "temporal", "open", "absent")
@@ -15,23 +14,19 @@ KINDS = ("single", "multi_hop", "temporal", "open", "absent")
 
 @cache
 def _load() -> tuple[dict, ...]:
-    return tuple(json.loads(path.read_text(encoding="utf-8")) for path in sorted(DATA.glob("*.json")))
+    return conversation_files.load(DATA)
 
 
 def conversations() -> list[dict]:
-    """``{"id", "speakers", "relation", "sessions": [{"index", "date", "turns": [{"speaker", "text"}]}]}``,
-    in file order, without their questions."""
-    return [{k: copy.deepcopy(v) for k, v in conv.items() if k != "questions"} for conv in _load()]
+    return conversation_files.conversations(_load())
 
 
 def questions(conversation_id: str | None = None) -> list[dict]:
-    """``{"id", "conversation", "kind", "question", "evidence": [[session, turn], ...], "answer"}``."""
-    return [
-        {"conversation": conv["id"], **copy.deepcopy(q)}
-        for conv in _load()
-        if conversation_id in (None, conv["id"])
-        for q in conv["questions"]
-    ]
+    return conversation_files.questions(_load(), conversation_id)
+
+
+def fingerprint() -> str:
+    return conversation_files.fingerprint(_load())
 
 
 def check() -> list[str]:
@@ -87,8 +82,3 @@ def check() -> list[str]:
             if q["kind"] == "multi_hop" and len(evidence) < 2:
                 errors.append(f"{where}: multi_hop with fewer than two evidence turns")
     return errors
-
-
-def fingerprint() -> str:
-    """A hash of the whole set, so two runs can be shown to have used the same data."""
-    return hashlib.sha256(json.dumps(_load(), sort_keys=True).encode()).hexdigest()[:16]

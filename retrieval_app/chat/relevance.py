@@ -38,7 +38,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from documents_app.selectors import node_scope, titles_in_use
+from documents_app.selectors import node_scope
 from retrieval_app.chat.quotes import Quote, best_quote
 from retrieval_app.core import bm25
 from retrieval_app.core.text import TEXT_SEARCH_CONFIG
@@ -148,16 +148,11 @@ def _frequencies(owner, lexemes: set[str]) -> tuple[int, dict[str, int]]:
     return rows, bm25.document_frequencies(nodes, sorted(lexemes))
 
 
-def _titled(owner, hits: Sequence[Hit]) -> list[str]:
+def _titled(hits: Sequence[Hit]) -> list[str]:
     """Each passage with what it is part of: its document's title and its own (the text of a chunk
     rarely repeats the product or policy its manual is about), and what it means beyond its words (a
     memory of a peanut allergy is a food to avoid eating)."""
-    doc_ids = sorted({hit.doc_id for hit in hits if hit.doc_id})
-    documents, _ = titles_in_use(owner=owner, doc_ids=doc_ids, section_uris=[]) if doc_ids else ({}, {})
-    return [
-        " \n".join(filter(None, (documents.get(hit.doc_id or ""), hit.title, hit.implies, passage_of(hit))))
-        for hit in hits
-    ]
+    return [" \n".join(filter(None, (hit.document_title, hit.title, hit.implies, passage_of(hit)))) for hit in hits]
 
 
 @dataclass(frozen=True)
@@ -207,15 +202,15 @@ def judge(*, owner, query: str, hits: Sequence[Hit], written: str = "") -> list[
     searched with what it refers to ("and how long is it under warranty?" with the kettle of the turn
     before), but a passage answers it by holding its own words (the warranty), not the earlier question's:
     the written words are judged, and the searched ones only when the message has none of its own ("tell
-    me more"). Three round trips at most: the titles of the passages' documents; the stems of the
-    question, its names, every passage and every quote; how rare the question's stems are (remembered a
-    few minutes)."""
+    me more"). Two round trips at most: the stems of the question, its names, every passage (with its
+    document's title, which the search read with it) and every quote; how rare the question's stems are
+    (remembered a few minutes)."""
     if not hits:
         return []
     quotes = [best_quote(query, passage_of(hit), written=written) for hit in hits]
     subjects = [_FRAME.sub(" ", text) for text in dict.fromkeys(filter(None, (written, query)))]
     names = _NAME.findall(" ".join(subjects))
-    texts = [*subjects, *_titled(owner, hits), *(quote.text if quote else "" for quote in quotes), *names]
+    texts = [*subjects, *_titled(hits), *(quote.text if quote else "" for quote in quotes), *names]
     stems = _lexemes(texts)
     asked = next((found for found in stems[: len(subjects)] if found), set())
     passages = stems[len(subjects) :]  # each passage's stems, then each quote's, then the names'
@@ -229,5 +224,11 @@ def judge(*, owner, query: str, hits: Sequence[Hit], written: str = "") -> list[
     judged = []
     for rank, (hit, quote) in enumerate(zip(hits, quotes, strict=True)):
         features = features_of(hit=hit, rank=rank, hits=hits, question=question, held=held, quoted=quoted[rank])
-        judged.append(Judged(hit=hit, quote=quote, relevance=probability(features), features=features))
+        relevance = probability(features)
+        if hit.origin == "memory":
+            # A long-term memory the search kept (close in meaning, or holding half the question's words)
+            # is a fact about the person asking, often worded nothing like the question ("what should I
+            # avoid eating?" and a peanut allergy): always worth saying, if only as what comes closest.
+            relevance = max(relevance, settings.CHAT_RELEVANCE_FLOOR)
+        judged.append(Judged(hit=hit, quote=quote, relevance=relevance, features=features))
     return judged

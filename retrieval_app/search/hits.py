@@ -35,6 +35,8 @@ class Hit:
     match_reason: str
     session_id: str | None = None  # conversation hits: the session and time of the turn
     created_at: str | None = None
+    # The title of the document a passage is part of ("" for memories and conversations).
+    document_title: str = ""
     # The hit's own cosine similarity to the query (None without a vector), apart from ``score``, which
     # blends it with shared words and, in a descent, with its parents' scores: the chat judges relevance by both.
     similarity: float | None = None
@@ -84,6 +86,7 @@ def node_hit(candidate: retrievers.Candidate, query: retrievers.Query) -> Hit:
         source=candidate.source,
         match_reason=reason,
         similarity=candidate.dense,
+        document_title=getattr(node, "document_title", ""),
     )
 
 

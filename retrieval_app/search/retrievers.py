@@ -146,12 +146,18 @@ def with_text(candidates: Sequence[Candidate]) -> list[Candidate]:
     if not missing:
         return list(candidates)
     model = type(missing[0].row)
-    rows = model.objects.filter(pk__in=[c.row.pk for c in missing]).only("abstract", "overview", "content")
+    rows = (
+        model.objects.filter(pk__in=[c.row.pk for c in missing])
+        .select_related("document")
+        .only("abstract", "overview", "content", "document__title")
+    )
     texts = {row.pk: row for row in rows}
     for candidate in missing:
         if (row := texts.get(candidate.row.pk)) is not None:
             candidate.row.abstract, candidate.row.overview = row.abstract, row.overview
             candidate.row.content = row.content
+            # What the passage is part of: its text rarely repeats the product its manual is about.
+            candidate.row.document_title = row.document.title
     # A row deleted since it was scored (its document removed or reindexed) drops out of the results.
     return [c for c in candidates if c not in missing or c.row.pk in texts]
 

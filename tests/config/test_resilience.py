@@ -163,8 +163,10 @@ def _node_counts(stack: Stack, doc_id: str) -> dict[str, int]:
 
 
 def test_a_document_whose_worker_is_killed_midway_is_indexed_again_without_duplicates(stack):
-    text = _manual(80)
-    assert len(text.encode()) > 100_000
+    # Long enough to be still indexing well after its claim would have gone stale (every chapter is a
+    # section of its own, so a shorter manual is done in a few seconds on a quiet machine).
+    text = _manual(240)
+    assert len(text.encode()) > 300_000
     doc_id = stack.upload("boiler-manual.md", text)
     _wait(
         lambda: stack.call(f"/api/documents/{doc_id}")[1]["status"] == "indexing",

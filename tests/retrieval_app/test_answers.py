@@ -278,21 +278,6 @@ def test_the_chat_page_says_once_how_to_add_a_model_and_not_with_a_model(client,
     assert "localStorage.setItem(NOTICE_DISMISSED" in script
 
 
-def test_a_question_about_what_to_avoid_eating_brings_up_the_allergy_not_the_manuals(
-    auth_client, user, library, django_capture_on_commit_callbacks
-):
-    with django_capture_on_commit_callbacks(execute=True):  # the memory is embedded, as a worker would
-        _chat(auth_client, "Please remember: I have a severe peanut allergy.")
-    memory = Memory.objects.get(owner=user)
-    assert memory.embedding is not None
-
-    body = _chat(auth_client, "What should I avoid eating?")
-    assert [(hit["uri"], hit["title"]) for hit in body["context"]] == [(memory.uri, "Peanut allergy")]
-    assert '"Is severely allergic to peanuts." (Peanut allergy, ' in body["message"]
-    assert body["mood"] == "confident"
-    assert "kettle" not in body["message"].lower() and "router" not in body["message"].lower()
-
-
 def test_a_statement_lists_as_sources_only_what_its_answer_quotes(auth_client, user, library):
     index_document(user, "brava.md", BREWER)
     body = _chat(auth_client, "My kettle is full of limescale, I want to descale it this weekend.")
@@ -356,3 +341,20 @@ def test_getting_rid_of_something_is_the_frame_and_the_steps_that_do_it_answer(a
     assert body["mood"] == "confident", _stage(body, "relevance")["judged"]
     assert [item["title"] for item in body["context"]] == ["Descaling"]
     assert f'"Limescale builds up in hard water. To descale:\n   {STEPS[0]}' in body["message"]
+
+
+def test_a_fact_noted_earlier_answers_a_question_that_never_names_it(
+    auth_client, user, library, django_capture_on_commit_callbacks
+):
+    """ "What should I avoid eating?" shares no word with "Is severely allergic to peanuts.": the memory is
+    embedded and judged with what its kind of fact means for the person (a food to avoid eating), so it
+    is found and relied on; it is cited by its label."""
+    with django_capture_on_commit_callbacks(execute=True):  # the memory is embedded, as a worker would
+        _chat(auth_client, "Please remember: I have a severe peanut allergy.")
+    memory = Memory.objects.get(owner=user)
+    with django_capture_on_commit_callbacks(execute=True):
+        body = _chat(auth_client, "What should I avoid eating?")
+    assert [(hit["uri"], hit["title"]) for hit in body["context"]] == [(memory.uri, "Peanut allergy")]
+    assert '"Is severely allergic to peanuts." (Peanut allergy, ' in body["message"]
+    assert body["mood"] == "confident", "relied on, not merely the closest passage"
+    assert "kettle" not in body["message"].lower() and "router" not in body["message"].lower()

@@ -242,7 +242,10 @@ def test_a_fact_of_health_or_diet_says_what_it_means_for_the_person():
     assert memories.implication("profile", "penicillin_allergy") == "A medicine to avoid taking."
     assert memories.implication("profile", "flucloxacillin_allergy") == "A medicine to avoid taking."
     assert memories.implication("profile", "cat_allergy") == "Something to avoid."
-    assert memories.implication("preferences", "diet") == "What they eat and avoid eating."
+    assert memories.implication("profile", "coeliac_disease") == "A food to avoid eating."
+    for key in ("diet", "halal", "no_pork", "keto_diet"):
+        assert memories.implication("preferences", key) == "What they eat and avoid eating.", key
+    assert memories.implication("profile", "metformin") == "A medicine they take, for their health."
     # A fact whose words say it all, and another person's allergy, which is not the person's to avoid.
     assert memories.implication("profile", "location") == ""
     assert memories.implication("entities", "son_oliver_egg_allergy") == ""

@@ -25,11 +25,11 @@ def test_the_second_turn_of_a_chat(auth_client, conversation, django_assert_num_
     # 2 for the request (token, session); 5 to record the question (2 of them savepoints); 23 to
     # search (2 embeddings recorded, session context, titles in use, documents, memories, earlier
     # conversations, the trace; 2 of them count how rare the new question's words are, which is
-    # remembered for a few minutes); 1 for the history; 3 to judge the passages' relevance (their
-    # documents' titles, the stems of the question and the passages, and how rare the new words are
-    # among the documents, remembered too); 5 to record the answer. A question states no fact, so
-    # noting memories costs nothing.
-    with django_assert_num_queries(39):
+    # remembered for a few minutes); 1 for the history; 2 to judge the passages' relevance (the stems
+    # of the question and the passages, read with their documents' titles by the search, and how rare
+    # the new words are among the documents, remembered too); 5 to record the answer. A question states
+    # no fact, so noting memories costs nothing.
+    with django_assert_num_queries(38):
         response = auth_client.post("/api/ai/chat", body, format="json")
     assert response.status_code == 200, response.json()
     assert response.json()["context"]

@@ -7,7 +7,18 @@ from __future__ import annotations
 import re
 
 from retrieval_app.core.ai.extractive import STOPWORDS
-from retrieval_app.core.ai.memory_words import FOOD_ALLERGENS, MEDICINE_ALLERGENS, OTHER_ALLERGENS, each, word_set
+from retrieval_app.core.ai.memory_words import (
+    DIET_PLANS,
+    DIETS,
+    FOOD_ALLERGENS,
+    FOODS,
+    MEDICINE_ALLERGENS,
+    MEDICINE_ENDINGS,
+    MEDICINES,
+    OBSERVANCES,
+    each,
+    word_set,
+)
 
 KEY_WORDS = 4
 KEY_MAX_CHARS = 255
@@ -117,38 +128,50 @@ def label(key: str, content: str = "") -> str:
 # --- what a memory means for the person -----------------------------------------------------------------
 # A memory is found by the words of the question, and "what should I avoid eating?" shares none with "Is
 # severely allergic to peanuts.": what a fact of health or diet means for the person is said with it, for
-# searching and judging it, never in its text.
+# searching and judging it (its vector, its judged relevance), never in its text.
 FOOD_TO_AVOID = "A food to avoid eating."
 MEDICINE_TO_AVOID = "A medicine to avoid taking."
 SOMETHING_TO_AVOID = "Something to avoid."
 DIET = "What they eat and avoid eating."
+MEDICATION = "A medicine they take, for their health."
 # The category of the people around the person, whose facts are theirs.
 ENTITIES = "entities"
 
 
-def _by_subject(kinds: dict[str, str]) -> dict[str, str]:
-    """Each allergen's subject as a key gives it ("tree nuts" -> "tree_nut"), with what avoiding it means."""
-    return {slug(phrase): implied for phrases, implied in kinds.items() for phrase in each(phrases)}
+def _subjects(*phrases: str) -> frozenset[str]:
+    """Each phrase of these |-separated lists as a key's subject gives it ("tree nuts" -> "tree_nut")."""
+    return frozenset(slug(phrase) for listed in phrases for phrase in each(listed))
 
 
-_ALLERGY_MEANS = _by_subject(
-    {OTHER_ALLERGENS: SOMETHING_TO_AVOID, MEDICINE_ALLERGENS: MEDICINE_TO_AVOID, FOOD_ALLERGENS: FOOD_TO_AVOID}
-)
+_FOOD_ALLERGENS = _subjects(FOOD_ALLERGENS)
+_MEDICINE_ALLERGENS = _subjects(MEDICINE_ALLERGENS)
+_MEDICINES = _subjects(MEDICINES)
+_FOODS = _subjects(FOODS)
+_DIET_WORDS = _subjects(DIETS, DIET_PLANS, OBSERVANCES)
+_COELIAC = frozenset({"coeliac", "celiac", "coeliac_disease", "celiac_disease"})
+_MEDICINE_ENDING = re.compile(rf"(?:{MEDICINE_ENDINGS})")
 
 
 def implication(category: str, key: str) -> str:
     """What the memory under ``key`` means for the person, in words questions about it use: a food
-    allergy or intolerance is "A food to avoid eating.", a diet "What they eat and avoid eating."; ""
-    for a memory whose own words say it, and for another person's fact (a son's allergy is not a food
-    the person must avoid)."""
+    allergy, an intolerance or coeliac disease is "A food to avoid eating.", a medicine allergy "A
+    medicine to avoid taking.", a way of eating "What they eat and avoid eating.", a medicine taken "A
+    medicine they take, for their health."; "" for a memory whose own words say it, and for another
+    person's fact (a son's allergy is not a food the person must avoid)."""
     if category == ENTITIES:
         return ""
     subject, _, kind = key.rpartition("_")
+    medicine = subject in _MEDICINE_ALLERGENS or bool(_MEDICINE_ENDING.fullmatch(subject))
     if kind == "allergy":
-        return _ALLERGY_MEANS.get(subject, MEDICINE_TO_AVOID if subject.endswith("cillin") else SOMETHING_TO_AVOID)
-    if kind == "intolerance":
+        return FOOD_TO_AVOID if subject in _FOOD_ALLERGENS else MEDICINE_TO_AVOID if medicine else SOMETHING_TO_AVOID
+    if kind == "intolerance" or key in _COELIAC:
         return FOOD_TO_AVOID
-    return DIET if key == "diet" else ""
+    eats = key.split("_", 1)
+    if key == "diet" or key in _DIET_WORDS or kind == "diet" or (eats[0] in ("no", "less") and eats[-1] in _FOODS):
+        return DIET
+    if key in _MEDICINES or _MEDICINE_ENDING.fullmatch(key):
+        return MEDICATION
+    return ""
 
 
 # --- first person to third ------------------------------------------------------------------------------
