@@ -22,7 +22,6 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -37,6 +36,7 @@ from config.exceptions import (
     UnavailableError,
     is_database_down,
 )
+from config.security import ClientAddressThrottle
 
 _DOMAIN_STATUS: list[tuple[type[DomainError], int]] = [
     (NotFoundError, 404),
@@ -124,9 +124,11 @@ def server_error(request: HttpRequest, *args: Any, **kwargs: Any):
 
 
 class TokenView(ObtainAuthToken):
-    """``POST /api/auth/token`` with ``{username, password}``: the user's API token, rate-limited."""
+    """``POST /api/auth/token`` with ``{username, password}``: a new sign-in key, rate-limited per client
+    address. DRF makes the key; ``retrieval_app.core.tokens.drf_token_saved`` keeps only its digest, so
+    the key is in this answer alone; earlier keys keep working."""
 
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [ClientAddressThrottle]
     throttle_scope = "auth"
     # ObtainAuthToken brings DRF's plain parsers; the API's own refuse what it refuses everywhere else.
     parser_classes = api_settings.DEFAULT_PARSER_CLASSES

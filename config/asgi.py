@@ -9,12 +9,16 @@ from django.core.asgi import get_asgi_application
 # Django must be set up before anything imports models (consumers, routing).
 django_asgi_app = get_asgi_application()
 
+import sys  # noqa: E402
+
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from config import server  # noqa: E402
+from config import security, server  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from config.ws_auth import auth_stack, origin_validator  # noqa: E402
 
+# Daphne's own command line: a server that would take any client's word for its address does not start.
+security.refuse_unsafe_proxy_headers(sys.argv)
 server.install()
 
 application = ProtocolTypeRouter(

@@ -1,17 +1,25 @@
-"""Protections that are not any one view's business: login throttling and secrets kept out of debug
-pages (the production secret key's checks are in ``config.env``, read before Django is set up)."""
+"""Protections that are not any one view's business: the client's address behind proxies, throttling
+of password and token guesses, and secrets kept out of debug pages (the production secret key's checks
+are in ``config.env``, read before Django is set up)."""
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.views.debug import SafeExceptionReporterFilter
-from rest_framework.throttling import SimpleRateThrottle
+from redis.exceptions import RedisError
+from rest_framework.settings import api_settings
+from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
+
+logger = logging.getLogger(__name__)
 
 # A URL's password: "redis://:secret@host" or "postgresql://user:secret@host".
 _URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)(?P<password>[^@\s]+)(?P<tail>@)")
@@ -67,13 +75,107 @@ class SecretsFilter(SafeExceptionReporterFilter):
         ]
 
 
+def client_address(*, remote_addr: str, forwarded_for: str | None) -> str:
+    """The client's address as the ``NUM_PROXIES`` trusted proxies in front report it.
+
+    Each proxy appends the address it was reached from to ``X-Forwarded-For``, so with N proxies the Nth
+    entry from the right is the client as the outermost proxy saw it; everything to its left is whatever
+    the client chose to send. With 0 proxies the header is the client's own words and the connecting
+    address is used (``daphne --proxy-headers`` would replace that with the header's leftmost entry, so
+    that combination is refused at start: ``refuse_unsafe_proxy_headers``)."""
+    proxies = api_settings.NUM_PROXIES or 0
+    hops = [hop.strip() for hop in (forwarded_for or "").split(",") if hop.strip()]
+    if proxies and hops:
+        return hops[-min(proxies, len(hops))]
+    return remote_addr or ""
+
+
+def request_client_address(request) -> str:
+    meta = request.META
+    return client_address(remote_addr=meta.get("REMOTE_ADDR", ""), forwarded_for=meta.get("HTTP_X_FORWARDED_FOR"))
+
+
+def scope_client_address(scope) -> str:
+    """The same for a websocket's scope (its connecting address and its headers)."""
+    forwarded = [value.decode("latin-1") for name, value in scope.get("headers", []) if name == b"x-forwarded-for"]
+    client = scope.get("client") or ("",)
+    return client_address(remote_addr=str(client[0] or ""), forwarded_for=",".join(forwarded) or None)
+
+
+PROXY_HEADERS_OPTION = "--proxy-headers"
+
+
+def refuse_unsafe_proxy_headers(argv: Sequence[str]) -> None:
+    """Refuses to serve when Daphne takes the client's address from ``X-Forwarded-For`` (its
+    ``--proxy-headers`` option) while ``NUM_PROXIES`` is 0: Daphne then trusts the header's leftmost
+    entry, which any client writes, and the connecting address is lost, so no throttle could tell one
+    client from another. Called as the ASGI application loads, in Daphne's own process."""
+    if (api_settings.NUM_PROXIES or 0) == 0 and any(arg.startswith(PROXY_HEADERS_OPTION) for arg in argv):
+        raise ImproperlyConfigured(
+            f"Daphne was started with {PROXY_HEADERS_OPTION} but NUM_PROXIES is 0: every client could pick "
+            "its own address by sending X-Forwarded-For and escape the sign-in throttle. Set NUM_PROXIES to "
+            f"the number of proxies in front of Recollect that append to X-Forwarded-For (1 for one nginx or "
+            f"Caddy), or drop {PROXY_HEADERS_OPTION} when clients connect to Daphne directly."
+        )
+
+
+class ClientAddressThrottle(ScopedRateThrottle):
+    """DRF's scoped throttle, keyed on ``request_client_address``."""
+
+    def get_ident(self, request) -> str:
+        return request_client_address(request)
+
+
 class LoginRateThrottle(SimpleRateThrottle):
     """Sign-in attempts per client address, at the same rate as the token endpoint (AUTH_THROTTLE_RATE)."""
 
     scope = "auth"
 
     def get_cache_key(self, request, view) -> str:
-        return self.cache_format % {"scope": "login", "ident": self.get_ident(request)}
+        return self.cache_format % {"scope": "login", "ident": request_client_address(request)}
+
+
+class PasswordGuessThrottle(SimpleRateThrottle):
+    """Password confirmations of a signed-in person (changing the password, signing out everywhere):
+    per person, so that a stolen session cannot try old passwords any faster than a sign-in page."""
+
+    scope = "auth"
+
+    def get_cache_key(self, request, view) -> str:
+        return self.cache_format % {"scope": "password", "ident": request.user.pk}
+
+
+def throttled_response(throttle: SimpleRateThrottle, what: str) -> HttpResponse:
+    wait = int(throttle.wait() or 60) + 1
+    return HttpResponse(
+        f"Too many {what}; try again in {wait} seconds.",
+        status=429,
+        content_type="text/plain; charset=utf-8",
+        headers={"Retry-After": str(wait)},
+    )
+
+
+def _token_guesses_key(address: str) -> str:
+    return f"throttle_ws_token_{address}"
+
+
+def token_guess_allowed(address: str) -> bool:
+    """Whether a websocket from ``address`` may try a token now: after AUTH_THROTTLE_RATE wrong keys,
+    it may not until the period passes (an integration with a good key is never held up)."""
+    try:
+        return (cache.get(_token_guesses_key(address)) or 0) < LoginRateThrottle().num_requests
+    except (RedisError, OSError) as exc:  # without Redis, tokens are checked unthrottled rather than refused
+        logger.warning("token guesses cannot be counted: %s", exc)
+        return True
+
+
+def token_guess_failed(address: str) -> None:
+    key = _token_guesses_key(address)
+    try:
+        cache.add(key, 0, timeout=LoginRateThrottle().duration)
+        cache.incr(key)
+    except (RedisError, OSError, ValueError) as exc:  # ValueError: the count expired between the two calls
+        logger.warning("a token guess could not be counted: %s", exc)
 
 
 class LoginThrottleMiddleware:
@@ -87,13 +189,7 @@ class LoginThrottleMiddleware:
         if request.method == "POST" and request.path in _login_paths():
             throttle = LoginRateThrottle()
             if not throttle.allow_request(request, None):
-                wait = int(throttle.wait() or 60) + 1
-                return HttpResponse(
-                    f"Too many sign-in attempts from this address; try again in {wait} seconds.",
-                    status=429,
-                    content_type="text/plain; charset=utf-8",
-                    headers={"Retry-After": str(wait)},
-                )
+                return throttled_response(throttle, "sign-in attempts from this address")
         return self.get_response(request)
 
 

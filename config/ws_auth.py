@@ -13,16 +13,23 @@ from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
+from config.security import scope_client_address, token_guess_allowed, token_guess_failed
 
-def _user_for_token_sync(key: str):
+
+def _credential_for_token_sync(key: str, address: str):
     # Imported here: this module is loaded while the ASGI application is built, before Django's
-    # app registry is ready, and the token module imports models.
-    from retrieval_app.core.tokens import user_for_api_key
+    # app registry is ready, and the credential module imports models.
+    from retrieval_app.core.credentials import credential_for_key
 
-    return user_for_api_key(key)
+    if not token_guess_allowed(address):
+        return None
+    found = credential_for_key(key)
+    if found is None:
+        token_guess_failed(address)
+    return found
 
 
-_user_for_token = DatabaseSyncToAsync(_user_for_token_sync)
+_credential_for_token = DatabaseSyncToAsync(_credential_for_token_sync)
 
 
 class ThreadPerSocket:
@@ -54,11 +61,12 @@ class TokenAuthMiddleware(BaseMiddleware):
     async def __call__(self, scope, receive, send):
         key = _token_of(scope)
         if key and not getattr(scope.get("user"), "is_authenticated", False):
-            user = await _user_for_token(key[:64])
-            if user is not None:
+            found = await _credential_for_token(key, scope_client_address(scope))
+            if found is not None:
                 # Signed in by a token, not by the browser's session: signing out of a browser ends
-                # that browser's sockets, never an integration's.
-                scope = {**scope, "user": user, "auth_by": "token"}
+                # that browser's sockets, never an integration's; revoking the token ends this one.
+                user, credential = found
+                scope = {**scope, "user": user, "auth_by": "token", "credential": credential}
         return await super().__call__(scope, receive, send)
 
 

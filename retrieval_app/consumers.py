@@ -22,12 +22,9 @@ import contextlib
 import hashlib
 import json
 import logging
-from importlib import import_module
 
 from channels.db import DatabaseSyncToAsync
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.conf import settings
-from django.contrib.auth import SESSION_KEY
 from redis.exceptions import RedisError
 from rest_framework.exceptions import ParseError
 
@@ -36,7 +33,14 @@ from config.parsers import check_storable
 from retrieval_app import chat
 from retrieval_app.api.serializers import ChatInSerializer
 from retrieval_app.chat import events
-from retrieval_app.core.db import release_database_connections
+from retrieval_app.core.credentials import (
+    CREDENTIALS_CHANGED_EVENT,
+    SIGNED_OUT_CODE,
+    SIGNED_OUT_MESSAGE,
+    Credential,
+    credential_for_session,
+    credential_holds,
+)
 from retrieval_app.core.push import push_to_user, user_group
 
 logger = logging.getLogger(__name__)
@@ -45,24 +49,14 @@ logger = logging.getLogger(__name__)
 _prepare = DatabaseSyncToAsync(chat.chat_prepare)
 # What a person's other sockets are told when one of their browsers signs out (never relayed as is).
 SIGNED_OUT_EVENT = "signed_out"
-SIGNED_OUT_MESSAGE = "You are signed out. Sign in again to go on."
 
 
 def _session_digest(session_key: str) -> str:
     return hashlib.sha256(session_key.encode()).hexdigest()
 
 
-def _signed_in_user_id(session_key: str) -> str | None:
-    """The user a browser session still signs in, or None once it has ended (signed out, expired)."""
-    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=session_key)
-    try:
-        return store.get(SESSION_KEY)
-    finally:
-        # A socket may sit idle for hours after this: its connection goes back to the pool meanwhile.
-        release_database_connections()
-
-
-_session_user = DatabaseSyncToAsync(_signed_in_user_id)
+# On the socket's own thread, like the rest of its database work.
+_credential_holds = DatabaseSyncToAsync(credential_holds)
 
 
 def announce_sign_out(sender, request, user, **kwargs) -> None:
@@ -90,17 +84,22 @@ class ChatConsumer(AsyncWebsocketConsumer):
     layer_down = False  # an outage of the layer has been reported to this client and has not ended
     layer_notice_due = False  # ...to be reported once the socket is accepted and no answer streams
     accepted = False
+    closing = False  # told it is signed out and closed; nothing more is sent
     group: str | None = None  # the user's group, once joined
     _group_task: asyncio.Task | None = None
     session_key: str | None = None  # the browser session that signed this socket in (None: a token)
+    credential: Credential | None = None  # what signed this socket in: checked before each turn
 
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=UNAUTHENTICATED)
             return
-        if self.scope.get("auth_by") != "token":
+        if self.scope.get("auth_by") == "token":
+            self.credential = self.scope.get("credential")
+        else:
             self.session_key = getattr(self.scope.get("session"), "session_key", None)
+            self.credential = credential_for_session(user=user, session_key=self.session_key)
         await self.accept()
         self.accepted = True
         # In the background: a Redis that hangs must not hold the socket up (nor be cut off midway,
@@ -129,20 +128,27 @@ class ChatConsumer(AsyncWebsocketConsumer):
             if self.session_key and event.get("session") == _session_digest(self.session_key):
                 await self._signed_out()
             return
+        if event.get("type") == CREDENTIALS_CHANGED_EVENT:
+            # A token revoked, the person deactivated or their password changed: this socket's own
+            # credential decides whether it goes on (another browser's sign-out does not end it).
+            if not await self._still_signed_in():
+                await self._signed_out()
+            return
         await self.send(json.dumps(event, default=str))
 
     async def _signed_out(self) -> None:
+        if self.closing:
+            return
+        self.closing = True
         if self.cancellation is not None:
             self.cancellation.cancel("disconnected")
-        await self.send(events.ws_frame(events.ERROR, events.error_data(SIGNED_OUT_MESSAGE, code="signed_out")))
+        await self.send(events.ws_frame(events.ERROR, events.error_data(SIGNED_OUT_MESSAGE, code=SIGNED_OUT_CODE)))
         await self.close(code=UNAUTHENTICATED)
 
     async def _still_signed_in(self) -> bool:
-        """Whether the browser session behind this socket still signs its user in (always, for a token):
-        checked before each turn, so a socket outlives its sign-out by no turn, whatever Redis does."""
-        if not self.session_key:
-            return True
-        return await _session_user(self.session_key) == str(self.scope["user"].pk)
+        """Whether the token or browser session behind this socket still signs its user in: checked
+        before each turn, so a socket outlives its credential by no turn, whatever Redis does."""
+        return await _credential_holds(self.credential)
 
     async def disconnect(self, code: int) -> None:
         if self.group:

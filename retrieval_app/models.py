@@ -126,13 +126,19 @@ class QueuedTask(models.Model):
 
 
 class ApiToken(models.Model):
-    """A named API token of one person (``retrieval_app.core.tokens``): only a digest of its key is
-    kept; the key itself is shown once, when the token is created."""
+    """An API token of one person (``retrieval_app.core.tokens``): only a digest of its key is kept;
+    the key itself is shown once, when the token is created. A named token is made on the account page;
+    a sign-in token by ``POST /api/auth/token`` or ``manage.py drf_create_token``."""
+
+    class Kind(models.TextChoices):
+        NAMED = "named", "named"
+        SIGN_IN = "sign_in", "sign-in"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100, help_text="What the person uses it for, e.g. the agent's name.")
     prefix = models.CharField(max_length=16, help_text="The key's first characters, to recognise it by.")
     key_digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the key, in hex.")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.NAMED)
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
 

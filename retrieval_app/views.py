@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import HttpRequest, HttpResponse
@@ -14,6 +15,7 @@ from django.urls import reverse_lazy
 from django.views.generic import TemplateView
 
 from config.exceptions import DomainError
+from config.security import PasswordGuessThrottle, throttled_response
 from documents_app.models import Document
 from documents_app.parsing import FORMATS
 from documents_app.selectors import document_list
@@ -25,7 +27,9 @@ from retrieval_app.core.tokens import (
     api_token_create,
     api_token_revoke,
     api_tokens_of,
-    sign_in_token_of,
+    api_tokens_revoke_all,
+    credentials_revoke_everywhere,
+    named_token_count,
     sign_in_token_revoke,
 )
 from retrieval_app.exceptions import TokenLimitReached
@@ -101,19 +105,27 @@ class MemoriesPageView(_Page):
 NEW_TOKEN_SESSION_KEY = "recollect:new-api-key"  # noqa: S105 (a session key name, not a secret)
 
 
+def _password_guess_refused(request: HttpRequest) -> HttpResponse | None:
+    """A 429 once a person has confirmed their password too often (right or wrong), else None."""
+    throttle = PasswordGuessThrottle()
+    if throttle.allow_request(request, None):
+        return None
+    return throttled_response(throttle, "password attempts")
+
+
 class AccountPageView(_Page):
-    """Password, sign-out, and API tokens: created with a name (the key shown once), listed, revoked."""
+    """Password, sign-out (here or everywhere), and API tokens: created with a name (the key shown
+    once), listed, revoked one by one or all at once."""
 
     template_name = "app/account.html"
     nav = "account"
 
     def get_context_data(self, **kwargs):
-        sign_in = sign_in_token_of(user=self.request.user)
+        tokens = api_tokens_of(user=self.request.user)
         return {
             **super().get_context_data(**kwargs),
-            "tokens": api_tokens_of(user=self.request.user),
-            "sign_in_token": sign_in,
-            "sign_in_prefix": sign_in.key[:8] if sign_in else "",
+            "tokens": tokens,
+            "named_count": named_token_count(tokens=tokens),
             "max_tokens": MAX_TOKENS_PER_USER,
         }
 
@@ -137,13 +149,29 @@ class AccountPageView(_Page):
                 return redirect("account-page")
             request.session[NEW_TOKEN_SESSION_KEY] = {"key": key, "name": token.name}
             return redirect("account-page")
+        if action == "sign-out-everywhere":
+            return self._sign_out_everywhere(request)
         if action == "revoke":
             token_id = request.POST.get("token_id", "")
             revoked = token_id.isdigit() and api_token_revoke(user=request.user, token_id=int(token_id))
             messages.info(request, "The token was revoked." if revoked else "There was no such token to revoke.")
         elif action == "revoke-sign-in":
             revoked = sign_in_token_revoke(user=request.user)
-            messages.info(request, "The sign-in token was revoked." if revoked else "There was no sign-in token.")
+            messages.info(request, "The sign-in tokens were revoked." if revoked else "There was no sign-in token.")
+        elif action == "revoke-all":
+            count = api_tokens_revoke_all(user=request.user)
+            messages.info(request, f"{count} token{'s' if count != 1 else ''} revoked." if count else "No token.")
+        return redirect("account-page")
+
+    def _sign_out_everywhere(self, request: HttpRequest) -> HttpResponse:
+        refused = _password_guess_refused(request)
+        if refused is not None:
+            return refused
+        if not credentials_revoke_everywhere(user=request.user, password=request.POST.get("password", "")):
+            messages.error(request, "That is not your password; nothing was changed.")
+            return redirect("account-page")
+        update_session_auth_hash(request, request.user)  # this browser alone stays signed in
+        messages.success(request, "You are signed out everywhere else, and all your API tokens are revoked.")
         return redirect("account-page")
 
 
@@ -195,9 +223,21 @@ class PasswordChangeView(auth_views.PasswordChangeView):
     success_url = reverse_lazy("account-page")
     extra_context = {"nav": "account"}
 
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        # Each try is a guess at the old password by whoever holds this session.
+        return _password_guess_refused(request) or super().post(request, *args, **kwargs)
+
     def form_valid(self, form):
-        messages.success(self.request, "Your password was changed.")
-        return super().form_valid(form)
+        # Saving the new password ends every other browser's session and rotates the sign-in tokens
+        # (retrieval_app.core.tokens.user_saved); named tokens go too if the person asks.
+        response = super().form_valid(form)
+        revoked = api_tokens_revoke_all(user=self.request.user) if self.request.POST.get("revoke_tokens") else 0
+        also = f" {revoked} API token{'s' if revoked != 1 else ''} revoked." if revoked else ""
+        messages.success(
+            self.request,
+            f"Your password was changed. You are signed out everywhere else; sign-in tokens are revoked.{also}",
+        )
+        return response
 
 
 class LogoutView(auth_views.LogoutView):

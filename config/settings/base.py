@@ -180,7 +180,7 @@ LOGIN_REDIRECT_URL = "chat-page"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "retrieval_app.core.tokens.ApiTokenAuthentication",
+        "retrieval_app.core.credentials.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

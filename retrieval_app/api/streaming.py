@@ -9,7 +9,8 @@ client accepted: a stream cannot carry a status code once it has begun.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from rest_framework.negotiation import DefaultContentNegotiation
 
@@ -42,6 +43,40 @@ async def with_keep_alive(frames: AsyncIterator[bytes], *, interval: float) -> A
             done, _ = await asyncio.wait({pending}, timeout=interval)
             if not done:
                 yield KEEP_ALIVE_COMMENT
+                continue
+            try:
+                frame = pending.result()
+            except StopAsyncIteration:
+                return
+            yield frame
+            pending = asyncio.ensure_future(iterator.__anext__())
+    finally:
+        if not pending.done():
+            pending.cancel()
+
+
+async def while_signed_in(
+    frames: AsyncIterator[bytes],
+    *,
+    still_good: Callable[[], Awaitable[bool]],
+    interval: float,
+    ended: Callable[[], bytes],
+) -> AsyncIterator[bytes]:
+    """``frames`` for as long as the credential that opened the stream holds, asked every ``interval``
+    seconds whether frames flow or not: once it has ended (a token revoked, the person deactivated, a
+    new password), the stream sends ``ended()`` (which also stops the answer) and closes."""
+    iterator = frames.__aiter__()
+    pending: asyncio.Future = asyncio.ensure_future(iterator.__anext__())
+    checked = time.monotonic()
+    try:
+        while True:
+            done, _ = await asyncio.wait({pending}, timeout=max(0.0, checked + interval - time.monotonic()))
+            if time.monotonic() - checked >= interval:
+                if not await still_good():
+                    yield ended()
+                    return
+                checked = time.monotonic()
+            if not done:
                 continue
             try:
                 frame = pending.result()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -15,8 +16,16 @@ from config.exceptions import DomainError
 from config.schema import chat_stream_response, errors
 from retrieval_app import chat, search
 from retrieval_app.api import serializers as s
-from retrieval_app.api.streaming import EVENT_STREAM, EventStreamNegotiation, with_keep_alive
+from retrieval_app.api.streaming import EVENT_STREAM, EventStreamNegotiation, while_signed_in, with_keep_alive
 from retrieval_app.chat import events
+from retrieval_app.core.credentials import (
+    SIGNED_OUT_CODE,
+    SIGNED_OUT_MESSAGE,
+    STREAM_CHECK_INTERVAL_S,
+    Credential,
+    credential_for_session,
+    credential_holds,
+)
 from retrieval_app.core.db import release_database_connections
 from retrieval_app.exceptions import GenerationFailed
 from retrieval_app.search.serializers import render_hits
@@ -126,8 +135,10 @@ class ChatStreamView(APIView):
         # handful of open streams exhaust the pool and stall every request until its timeout.
         release_database_connections()
 
+        credential = _credential_of(request)
+        cancellation = chat.Cancellation()
+
         async def stream():
-            cancellation = chat.Cancellation()
             try:
                 async for event in chat.chat_events(
                     owner=owner, request=chat_request, target=target, cancel=cancellation
@@ -136,12 +147,31 @@ class ChatStreamView(APIView):
             except DomainError as exc:
                 yield events.sse_frame(events.ERROR, events.error_data(exc.message, code=exc.code))
 
+        def ended() -> bytes:
+            cancellation.cancel("disconnected")  # the answer stops here, as if the client had gone
+            return events.sse_frame(events.ERROR, events.error_data(SIGNED_OUT_MESSAGE, code=SIGNED_OUT_CODE))
+
+        signed_in = while_signed_in(
+            stream(), still_good=_credential_holds(credential), interval=STREAM_CHECK_INTERVAL_S, ended=ended
+        )
         response = StreamingHttpResponse(
-            with_keep_alive(stream(), interval=settings.SSE_KEEP_ALIVE_S), content_type=EVENT_STREAM
+            with_keep_alive(signed_in, interval=settings.SSE_KEEP_ALIVE_S), content_type=EVENT_STREAM
         )
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # a proxy in front must not hold the stream back
         return response
+
+
+def _credential_of(request: Request) -> Credential | None:
+    """What signed the request in: its token (``request.auth``) or its browser session."""
+    if isinstance(request.auth, Credential):
+        return request.auth
+    return credential_for_session(user=request.user, session_key=getattr(request.session, "session_key", None))
+
+
+def _credential_holds(credential: Credential | None):
+    check = sync_to_async(credential_holds)
+    return lambda: check(credential)
 
 
 class RecallView(APIView):

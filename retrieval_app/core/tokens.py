@@ -1,51 +1,48 @@
 """A person's API tokens, managed from the account page.
 
 A person may hold several named tokens (one per integration or agent), each shown once when it is
-created and revocable on its own. Only a SHA-256 digest of a key is stored, so a leaked database
-does not leak working credentials; a key is recognised afterwards by its first characters.
+created and revocable on its own, and sign-in tokens, which ``POST /api/auth/token`` and
+``manage.py drf_create_token`` hand out. Of every kind only a SHA-256 digest of the key is stored, so a
+leaked database does not leak working credentials; a key is recognised afterwards by its first
+characters.
 
-``POST /api/auth/token`` still answers with the sign-in token kept in DRF's own table (one per
-user, created on first sign-in), and every client that holds one keeps working: authentication
-accepts either kind.
+DRF's own table (``authtoken``) never keeps a key: a row written there (by DRF's command or view, or by
+any code that creates a ``Token``) is turned into a sign-in token at once, and the caller still holds
+the key it was given.
 """
 
 from __future__ import annotations
 
-import hashlib
 import secrets
-from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.utils import timezone
-from django.utils.translation import gettext_lazy as _
-from rest_framework import exceptions
-from rest_framework.authentication import TokenAuthentication
-from rest_framework.authtoken.models import Token
+from django.db.models import F
 
+from retrieval_app.core.credentials import api_key_digest, credentials_changed
 from retrieval_app.exceptions import TokenLimitReached
 from retrieval_app.models import ApiToken
 
 SHOWN_CHARS = 10
-# Named tokens' keys start with this, so one lookup finds any key: a key without it can only be a
-# sign-in token.
+# Named tokens' keys start with this, so that a person can tell them from sign-in tokens (40 hex digits).
 KEY_PREFIX = "rk_"
 MAX_TOKENS_PER_USER = 50
-# A token's "last used" is refreshed at most this often: one write per request would double the
-# cost of the cheapest API calls.
-LAST_USED_RESOLUTION = timedelta(minutes=1)
+# Each sign-in (a script that asks for a token every time it starts, say) makes a new key; beyond this
+# many, the least recently used are revoked.
+MAX_SIGN_IN_TOKENS_PER_USER = 20
+SIGN_IN_TOKEN_NAME = "Sign-in token"  # noqa: S105 (a label, not a secret)
 
 
-def api_key_digest(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+def _lock_user(user) -> None:
+    # Locks the user's row so that two concurrent creations cannot both pass a limit.
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
 
 
 @transaction.atomic
 def api_token_create(*, user, name: str) -> tuple[ApiToken, str]:
     """A new named token for ``user`` and its key, which is returned here and never again."""
-    # Locks the user's row so that two concurrent creations cannot both pass the limit.
-    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
-    if ApiToken.objects.filter(owner=user).count() >= MAX_TOKENS_PER_USER:
+    _lock_user(user)
+    if ApiToken.objects.filter(owner=user, kind=ApiToken.Kind.NAMED).count() >= MAX_TOKENS_PER_USER:
         raise TokenLimitReached(f"You already have {MAX_TOKENS_PER_USER} API tokens; revoke one first.")
     key = KEY_PREFIX + secrets.token_hex(20)
     token = ApiToken.objects.create(
@@ -54,49 +51,84 @@ def api_token_create(*, user, name: str) -> tuple[ApiToken, str]:
     return token, key
 
 
+@transaction.atomic
+def sign_in_token_store(*, user, key: str) -> ApiToken:
+    """Keeps ``key`` as a sign-in token of ``user`` (its digest only), revoking the least recently used
+    sign-in tokens beyond MAX_SIGN_IN_TOKENS_PER_USER."""
+    _lock_user(user)
+    token, _ = ApiToken.objects.get_or_create(
+        key_digest=api_key_digest(key),
+        defaults={"owner": user, "name": SIGN_IN_TOKEN_NAME, "prefix": key[:SHOWN_CHARS], "kind": "sign_in"},
+    )
+    kept = ApiToken.objects.filter(owner=user, kind=ApiToken.Kind.SIGN_IN).order_by(
+        F("last_used_at").desc(nulls_last=True), "-created_at", "-id"
+    )
+    stale = list(kept.exclude(pk=token.pk).values_list("pk", flat=True)[MAX_SIGN_IN_TOKENS_PER_USER - 1 :])
+    if stale:
+        _revoke(ApiToken.objects.filter(pk__in=stale), user_id=user.pk)
+    return token
+
+
+def _revoke(tokens, *, user_id: int) -> int:
+    deleted, _ = tokens.delete()
+    if deleted:
+        credentials_changed(user_id=user_id)
+    return deleted
+
+
 def api_token_revoke(*, user, token_id: int) -> bool:
-    """Revokes one of ``user``'s own tokens; False if it has no such token."""
-    deleted, _ = ApiToken.objects.filter(owner=user, pk=token_id).delete()
-    return bool(deleted)
+    """Revokes one of ``user``'s own tokens (of either kind); False if it has no such token."""
+    return bool(_revoke(ApiToken.objects.filter(owner=user, pk=token_id), user_id=user.pk))
 
 
 def sign_in_token_revoke(*, user) -> bool:
-    """Revokes the token ``POST /api/auth/token`` hands out; the next sign-in there creates a new one."""
-    deleted, _ = Token.objects.filter(user=user).delete()
-    return bool(deleted)
+    """Revokes every sign-in token of ``user``; the next sign-in at ``/api/auth/token`` makes a new one."""
+    return bool(_revoke(ApiToken.objects.filter(owner=user, kind=ApiToken.Kind.SIGN_IN), user_id=user.pk))
+
+
+def api_tokens_revoke_all(*, user) -> int:
+    """Revokes every token of ``user``, named and sign-in; how many there were."""
+    return _revoke(ApiToken.objects.filter(owner=user), user_id=user.pk)
 
 
 def api_tokens_of(*, user) -> list[ApiToken]:
-    return list(ApiToken.objects.filter(owner=user).order_by("-created_at", "-id"))
+    return list(ApiToken.objects.filter(owner=user).order_by("kind", "-created_at", "-id"))
 
 
-def sign_in_token_of(*, user) -> Token | None:
-    return Token.objects.filter(user=user).first()
+def named_token_count(*, tokens: list[ApiToken]) -> int:
+    return sum(1 for token in tokens if token.kind == ApiToken.Kind.NAMED)
 
 
-def user_for_api_key(key: str):
-    """The active user a key belongs to (a named token's or the sign-in token's), or None."""
-    if not key or len(key) > 64:
-        return None
-    if key.startswith(KEY_PREFIX):
-        token = ApiToken.objects.select_related("owner").filter(key_digest=api_key_digest(key)).first()
-        if token is None:
-            return None
-        now = timezone.now()
-        if token.last_used_at is None or token.last_used_at < now - LAST_USED_RESOLUTION:
-            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-        user = token.owner
-    else:
-        sign_in = Token.objects.select_related("user").filter(key=key).first()
-        user = sign_in.user if sign_in else None
-    return user if user is not None and user.is_active else None
+def drf_token_saved(sender, instance, created: bool, raw: bool = False, **kwargs) -> None:
+    """A key written to DRF's table (by ``drf_create_token``, say) becomes a sign-in token: its digest is
+    kept and its row deleted, so the table never holds a usable key. The caller keeps ``instance.key``."""
+    if raw or not created:
+        return
+    sign_in_token_store(user=instance.user, key=instance.key)
+    sender.objects.filter(pk=instance.pk).delete()
 
 
-class ApiTokenAuthentication(TokenAuthentication):
-    """``Authorization: Token <key>`` with a named token or the sign-in token."""
+def user_saved(sender, instance, created: bool, raw: bool = False, **kwargs) -> None:
+    """A new password rotates the person's sign-in tokens (named tokens are the person's to revoke, on
+    the account page); a new password or a deactivation makes every open socket check its credential."""
+    if raw or created:
+        return
+    # Set by set_password and cleared by Django before a mere re-hashing of the same password is saved.
+    password_changed = getattr(instance, "_password", None) is not None
+    if password_changed:
+        ApiToken.objects.filter(owner_id=instance.pk, kind=ApiToken.Kind.SIGN_IN).delete()
+    if password_changed or not instance.is_active:
+        credentials_changed(user_id=instance.pk)
 
-    def authenticate_credentials(self, key):
-        user = user_for_api_key(key)
-        if user is None:
-            raise exceptions.AuthenticationFailed(_("Invalid token."))
-        return (user, None)
+
+@transaction.atomic
+def credentials_revoke_everywhere(*, user, password: str) -> bool:
+    """Signs ``user`` out of every browser and revokes all their tokens, once ``password`` proves it is
+    them; False (and nothing changed) if it is not their password. The password stays the same: it is
+    stored again with a new salt, which changes what every existing session was signed in with."""
+    if not user.check_password(password):
+        return False
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    api_tokens_revoke_all(user=user)
+    return True
