@@ -20,10 +20,15 @@ def _credential_for_token_sync(key: str, address: str):
     # Imported here: this module is loaded while the ASGI application is built, before Django's
     # app registry is ready, and the credential module imports models.
     from retrieval_app.core.credentials import credential_for_key
+    from retrieval_app.core.db import release_database_connections
 
     if not token_guess_allowed(address):
         return None
-    found = credential_for_key(key)
+    try:
+        found = credential_for_key(key)
+    finally:
+        # The socket's thread may then idle for hours (or, refused, end): its connection goes back now.
+        release_database_connections()
     if found is None:
         token_guess_failed(address)
     return found

@@ -1,6 +1,7 @@
 """Search traces and model calls in the admin (read-only, newest first; a trace opens as the readable
-page), and users, whose deletion goes through the operators' service so nothing they owned is left
-behind."""
+page), users, whose deletion goes through the operators' service so nothing they owned is left
+behind, and API tokens, listed by name and first characters only (never a usable key) and revocable.
+DRF's own token page is removed: it listed every sign-in key in full."""
 
 from django.contrib import admin
 from django.contrib.auth import get_user_model
@@ -9,9 +10,11 @@ from django.db.models import Avg, Count, Q, Sum
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
+from rest_framework.authtoken.models import TokenProxy
 
 from retrieval_app.core.admin import ReadOnlyAdminMixin, ServiceDeleteMixin
-from retrieval_app.models import ModelCall, SearchTrace
+from retrieval_app.core.tokens import api_tokens_revoke
+from retrieval_app.models import ApiToken, ModelCall, SearchTrace
 from retrieval_app.operations.services import user_delete, user_deletion_summary
 
 
@@ -102,3 +105,33 @@ class RecollectUserAdmin(ServiceDeleteMixin, UserAdmin):
 
     def deletion_summary(self, objs) -> dict[str, int]:
         return user_deletion_summary(users=objs)
+
+
+if admin.site.is_registered(TokenProxy):
+    admin.site.unregister(TokenProxy)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Who holds which token and when it was last used; a token may be revoked here (its open sockets
+    close at once), never created or read: only its digest is stored."""
+
+    list_display = ("name", "kind", "prefix", "owner", "created_at", "last_used_at")
+    list_filter = ("kind", "created_at", "last_used_at")
+    search_fields = ("name", "prefix", "owner__username")
+    list_select_related = ("owner",)
+    ordering = ("-created_at",)
+    fields = ("name", "kind", "prefix", "owner", "created_at", "last_used_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def delete_model(self, request, obj) -> None:
+        api_tokens_revoke(tokens=ApiToken.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset) -> None:
+        api_tokens_revoke(tokens=queryset)

@@ -76,6 +76,15 @@ def _revoke(tokens, *, user_id: int) -> int:
     return deleted
 
 
+def api_tokens_revoke(*, tokens) -> int:
+    """Revokes the tokens of a queryset (the admin's), telling each owner's open sockets."""
+    owners = set(tokens.values_list("owner_id", flat=True))
+    deleted, _ = tokens.delete()
+    for owner_id in owners:
+        credentials_changed(user_id=owner_id)
+    return deleted
+
+
 def api_token_revoke(*, user, token_id: int) -> bool:
     """Revokes one of ``user``'s own tokens (of either kind); False if it has no such token."""
     return bool(_revoke(ApiToken.objects.filter(owner=user, pk=token_id), user_id=user.pk))
