@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import AsyncClient, Client
@@ -83,6 +84,7 @@ def _owner() -> Owner:
     )
     trace = SearchTraceFactory(owner=user, session=session, query=f"{MARKER} vault")
     api_token, _ = api_token_create(user=user, name=f"{MARKER} agent")
+    Token.objects.create(user=user)  # a sign-in token too (kept as a digest)
     uris = {
         "document": document.uri,
         "node": node.uri,
@@ -233,6 +235,9 @@ def _extra_requests(o: Owner) -> list[tuple[str, str, dict | None, set[int]]]:
         ("post", "/api/ai/chat", {"message": Q, "debug_search_trace": True}, OWN_DATA),
         ("post", "/api/ai/chat/stream", {"message": Q, "session_id": str(s)}, NOT_FOUND),
         ("post", "/api/ai/chat/stream", {"message": Q, "debug_search_trace": True}, OWN_DATA),
+        # The account's form, posted as a browser posts it (the forms that end the caller's own
+        # credentials are in test_the_account_forms_end_the_callers_credentials_alone).
+        ("post", "/account/", {FORM: True, "action": "revoke", "token_id": o.api_token.pk}, {302}),
     ]
 
 
@@ -308,8 +313,15 @@ def _caller(kind: str) -> tuple[Client, str]:
     return client, token
 
 
+OWNER_PASSWORD = "the owner's own long passphrase"
+# A body with this key is posted as a form (the account page's), not as JSON.
+FORM = "(form)"
+
+
 def _send(client: Client, token: str, method: str, path: str, body, o: Owner) -> tuple[int, bytes]:
-    if body == "upload":
+    if isinstance(body, dict) and body.get(FORM):
+        response = client.post(path, {key: value for key, value in body.items() if key != FORM})
+    elif body == "upload":
         upload = SimpleUploadedFile("notes.md", b"# Notes\n\nMy own kettle notes.\n", content_type="text/markdown")
         response = client.post(path, {"file": upload})
     elif body == "login":
@@ -344,6 +356,8 @@ def _intact(o: Owner) -> None:
     assert DocumentNode.objects.filter(document=o.document).count() == DocumentNode.objects.filter(owner=o.user).count()
     assert SearchTrace.objects.filter(id=o.trace.id).exists()
     assert ApiToken.objects.filter(id=o.api_token.id).exists()
+    assert ApiToken.objects.filter(owner=o.user, kind=ApiToken.Kind.SIGN_IN).exists()
+    assert get_user_model().objects.get(pk=o.user.pk).password == o.user.password
     assert sessions.working_set_get(session_id=str(o.session.id)).as_dict()["resolved_terms"]
 
 
@@ -352,7 +366,10 @@ def test_no_route_lets_anyone_else_reach_or_read_a_users_objects(kind):
     o = _owner()
     client, token = _caller(kind)
     # The extra requests first: the matrix ends by signing out.
-    requests = [("(more)", method, path, body, allowed) for method, path, body, allowed in _extra_requests(o)]
+    requests = [
+        ("account/" if path == "/account/" else "(more)", method, path, body, allowed)
+        for method, path, body, allowed in _extra_requests(o)
+    ]
     requests += [(route, method, *row) for (route, method), row in _rows(o).items()]
     problems = []
     for route, method, path, body, allowed in requests:
@@ -370,6 +387,24 @@ def test_no_route_lets_anyone_else_reach_or_read_a_users_objects(kind):
         if MARKER.lower().encode() in content.lower():
             problems.append(f"{method.upper()} {path}: the other user's content is in the answer")
     assert not problems, "\n".join(problems)
+    _intact(o)
+
+
+@pytest.mark.parametrize("kind", ["stranger", "staff"])
+def test_the_account_forms_end_the_callers_credentials_alone(kind):
+    o = _owner()
+    o.user.set_password(OWNER_PASSWORD)
+    o.user.save()  # which rotates the owner's sign-in token: a new one is made after it
+    o.user.refresh_from_db()
+    Token.objects.create(user=o.user)
+    client, token = _caller(kind)
+    for form in (
+        {"action": "revoke-sign-in"},
+        {"action": "revoke-all"},
+        {"action": "sign-out-everywhere", "password": OWNER_PASSWORD},  # the owner's password, not theirs
+    ):
+        assert client.post("/account/", form).status_code == 302
+    assert Client(headers={"Authorization": f"Token {token}"}).get("/api/sessions").status_code == 401
     _intact(o)
 
 
