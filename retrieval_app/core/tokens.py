@@ -58,7 +58,12 @@ def sign_in_token_store(*, user, key: str) -> ApiToken:
     _lock_user(user)
     token, _ = ApiToken.objects.get_or_create(
         key_digest=api_key_digest(key),
-        defaults={"owner": user, "name": SIGN_IN_TOKEN_NAME, "prefix": key[:SHOWN_CHARS], "kind": "sign_in"},
+        defaults={
+            "owner": user,
+            "name": SIGN_IN_TOKEN_NAME,
+            "prefix": key[:SHOWN_CHARS],
+            "kind": ApiToken.Kind.SIGN_IN,
+        },
     )
     kept = ApiToken.objects.filter(owner=user, kind=ApiToken.Kind.SIGN_IN).order_by(
         F("last_used_at").desc(nulls_last=True), "-created_at", "-id"
