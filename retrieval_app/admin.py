@@ -116,12 +116,12 @@ class ApiTokenAdmin(admin.ModelAdmin):
     """Who holds which token and when it was last used; a token may be revoked here (its open sockets
     close at once), never created or read: only its digest is stored."""
 
-    list_display = ("name", "kind", "prefix", "owner", "created_at", "last_used_at")
+    list_display = ("name", "kind", "prefix", "owner", "created_at", "last_used_at", "expires_at")
     list_filter = ("kind", "created_at", "last_used_at")
     search_fields = ("name", "prefix", "owner__username")
     list_select_related = ("owner",)
     ordering = ("-created_at",)
-    fields = ("name", "kind", "prefix", "owner", "created_at", "last_used_at")
+    fields = ("name", "kind", "prefix", "owner", "created_at", "last_used_at", "expires_at")
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None) -> bool:

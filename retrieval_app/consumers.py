@@ -22,9 +22,11 @@ import contextlib
 import hashlib
 import json
 import logging
+from datetime import datetime
 
 from channels.db import DatabaseSyncToAsync
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.utils import timezone
 from redis.exceptions import RedisError
 from rest_framework.exceptions import ParseError
 
@@ -87,6 +89,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     closing = False  # told it is signed out and closed; nothing more is sent
     group: str | None = None  # the user's group, once joined
     _group_task: asyncio.Task | None = None
+    _expiry_task: asyncio.Task | None = None
     session_key: str | None = None  # the browser session that signed this socket in (None: a token)
     credential: Credential | None = None  # what signed this socket in: checked before each turn
 
@@ -107,6 +110,14 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self._group_task = asyncio.create_task(self._join_user_group(user_group(user.id)))
         if self.layer_notice_due:
             await self._send_layer_notice()
+        if self.credential is not None and self.credential.expires_at is not None:
+            self._expiry_task = asyncio.create_task(self._close_at(self.credential.expires_at))
+
+    async def _close_at(self, expires_at: datetime) -> None:
+        """A token that expires ends its sockets when it does, not at their next turn."""
+        await asyncio.sleep(max(0.0, (expires_at - timezone.now()).total_seconds()))
+        if not await self._still_signed_in():
+            await self._signed_out()
 
     async def _join_user_group(self, group: str) -> None:
         try:
@@ -151,6 +162,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         return await _credential_holds(self.credential)
 
     async def disconnect(self, code: int) -> None:
+        if self._expiry_task is not None:
+            self._expiry_task.cancel()
         if self.group:
             # Left in the background too; a membership that outlives it expires with the group.
             leaving = asyncio.create_task(self._leave_user_group(self.group))

@@ -141,6 +141,7 @@ class ApiToken(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.NAMED)
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="When the token stops working (never if empty).")
 
     class Meta:
         indexes = [models.Index(fields=["owner", "-created_at"], name="apitoken_owner_created_idx")]

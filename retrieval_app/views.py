@@ -4,6 +4,8 @@ the session cookie and CSRF token (and the websocket with the cookie). Only the 
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import update_session_auth_hash
@@ -12,6 +14,7 @@ from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
+from django.utils import timezone
 from django.views.generic import TemplateView
 
 from config.exceptions import DomainError
@@ -24,6 +27,7 @@ from retrieval_app.core import ai
 from retrieval_app.core.ai.embeddings import active_embedding_model
 from retrieval_app.core.tokens import (
     MAX_TOKENS_PER_USER,
+    TOKEN_LIFETIME_DAYS,
     api_token_create,
     api_token_revoke,
     api_tokens_of,
@@ -127,6 +131,8 @@ class AccountPageView(_Page):
             "tokens": tokens,
             "named_count": named_token_count(tokens=tokens),
             "max_tokens": MAX_TOKENS_PER_USER,
+            "lifetimes": TOKEN_LIFETIME_DAYS,
+            "now": timezone.now(),
         }
 
     def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
@@ -142,8 +148,10 @@ class AccountPageView(_Page):
         action = request.POST.get("action")
         if action == "create":
             name = request.POST.get("name", "")[:100]
+            days = request.POST.get("lifetime_days", "")
+            lifetime = timedelta(days=int(days)) if days.isdigit() and int(days) in TOKEN_LIFETIME_DAYS else None
             try:
-                token, key = api_token_create(user=request.user, name=name)
+                token, key = api_token_create(user=request.user, name=name, lifetime=lifetime)
             except TokenLimitReached as error:
                 messages.error(request, error.message)
                 return redirect("account-page")

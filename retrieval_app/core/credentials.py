@@ -3,8 +3,8 @@
 A request or a socket is signed in by a credential: an API key (a named token or a sign-in token) or a
 browser session. REST asks when each request arrives; a websocket before each turn and whenever its user's
 credentials change; a server-sent events stream every ``STREAM_CHECK_INTERVAL_S`` while it streams. All of
-them ask ``credential_user``, which checks what really ends a credential: the token was revoked, the
-person was deactivated, the session ended, or the password changed since the session signed in (its
+them ask ``credential_user``, which checks what really ends a credential: the token was revoked or has
+expired, the person was deactivated, the session ended, or the password changed since the session signed in (its
 auth hash no longer matches).
 
 Whatever ends a credential announces it (``credentials_changed`` to the user's open sockets, see
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from importlib import import_module
 
 from django.conf import settings
@@ -56,6 +56,7 @@ class Credential:
     user_id: int
     token_id: int | None = None
     session_key: str | None = None
+    expires_at: datetime | None = None  # a token's end, if it has one: a socket closes itself then
 
 
 def credential_for_key(key: str):
@@ -63,12 +64,16 @@ def credential_for_key(key: str):
     if not key or len(key) > MAX_KEY_CHARS:
         return None
     token = ApiToken.objects.select_related("owner").filter(key_digest=api_key_digest(key)).first()
-    if token is None or not token.owner.is_active:
-        return None
     now = timezone.now()
+    if token is None or not _token_holds(token, now=now):
+        return None
     if token.last_used_at is None or token.last_used_at < now - LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    return token.owner, Credential(user_id=token.owner_id, token_id=token.pk)
+    return token.owner, Credential(user_id=token.owner_id, token_id=token.pk, expires_at=token.expires_at)
+
+
+def _token_holds(token: ApiToken, *, now: datetime) -> bool:
+    return token.owner.is_active and (token.expires_at is None or token.expires_at > now)
 
 
 def credential_for_session(*, user, session_key: str | None) -> Credential | None:
@@ -84,7 +89,7 @@ def credential_user(credential: Credential):
         token = ApiToken.objects.select_related("owner").filter(pk=credential.token_id).first()
         if token is None or token.owner_id != credential.user_id:
             return None
-        return token.owner if token.owner.is_active else None
+        return token.owner if _token_holds(token, now=timezone.now()) else None
     if credential.session_key:
         return _session_user(credential)
     return None

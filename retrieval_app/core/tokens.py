@@ -14,10 +14,12 @@ the key it was given.
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from retrieval_app.core.credentials import api_key_digest, credentials_changed
 from retrieval_app.exceptions import TokenLimitReached
@@ -27,6 +29,8 @@ SHOWN_CHARS = 10
 # Named tokens' keys start with this, so that a person can tell them from sign-in tokens (40 hex digits).
 KEY_PREFIX = "rk_"
 MAX_TOKENS_PER_USER = 50
+# The lifetimes the account page offers for a named token, in days (besides "never").
+TOKEN_LIFETIME_DAYS = (7, 30, 90, 365)
 # Each sign-in (a script that asks for a token every time it starts, say) makes a new key; beyond this
 # many, the least recently used are revoked.
 MAX_SIGN_IN_TOKENS_PER_USER = 20
@@ -39,14 +43,19 @@ def _lock_user(user) -> None:
 
 
 @transaction.atomic
-def api_token_create(*, user, name: str) -> tuple[ApiToken, str]:
-    """A new named token for ``user`` and its key, which is returned here and never again."""
+def api_token_create(*, user, name: str, lifetime: timedelta | None = None) -> tuple[ApiToken, str]:
+    """A new named token for ``user`` and its key, which is returned here and never again; with a
+    ``lifetime``, it stops working once that has passed (and its open sockets close then)."""
     _lock_user(user)
     if ApiToken.objects.filter(owner=user, kind=ApiToken.Kind.NAMED).count() >= MAX_TOKENS_PER_USER:
         raise TokenLimitReached(f"You already have {MAX_TOKENS_PER_USER} API tokens; revoke one first.")
     key = KEY_PREFIX + secrets.token_hex(20)
     token = ApiToken.objects.create(
-        owner=user, name=name.strip() or "API token", prefix=key[:SHOWN_CHARS], key_digest=api_key_digest(key)
+        owner=user,
+        name=name.strip() or "API token",
+        prefix=key[:SHOWN_CHARS],
+        key_digest=api_key_digest(key),
+        expires_at=timezone.now() + lifetime if lifetime else None,
     )
     return token, key
 

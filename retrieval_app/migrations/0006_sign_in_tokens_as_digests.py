@@ -1,5 +1,5 @@
 """Sign-in tokens (DRF's ``authtoken`` table, which kept each key in clear) become API tokens of the
-kind ``sign_in``, of which only a digest is kept. Every client holding a key keeps working: its key's
+kind ``sign_in``, of which only a digest is kept; a token may expire. Every client holding a key keeps working: its key's
 digest is what is stored. The clear keys are then deleted."""
 
 import hashlib
@@ -45,6 +45,13 @@ class Migration(migrations.Migration):
             name="kind",
             field=models.CharField(
                 choices=[("named", "named"), ("sign_in", "sign-in")], default="named", max_length=16
+            ),
+        ),
+        migrations.AddField(
+            model_name="apitoken",
+            name="expires_at",
+            field=models.DateTimeField(
+                blank=True, help_text="When the token stops working (never if empty).", null=True
             ),
         ),
         # The keys deleted here cannot be brought back: going back leaves the digests, which still work.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from datetime import timedelta
 from io import StringIO
 
 import pytest
@@ -16,6 +17,7 @@ from django.contrib.auth.hashers import make_password
 from django.core.cache import cache
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from config.asgi import application
@@ -212,3 +214,35 @@ def test_the_credential_check_follows_each_way_a_credential_ends(person):
     tokens.api_token_revoke(user=person, token_id=token.pk)
     assert credentials.credential_user(credential) is None
     assert credentials.credential_for_key("x" * 65) is None
+
+
+def test_a_token_may_expire_and_then_stops_working(person, browser):
+    browser.post("/account/", {"action": "create", "name": "trial agent", "lifetime_days": "30"})
+    token = ApiToken.objects.get(owner=person, name="trial agent")
+    assert timedelta(days=29) < token.expires_at - timezone.now() <= timedelta(days=30)
+    key = tokens.api_token_create(user=person, name="short")[1]
+    assert _status(key) == 200
+    ApiToken.objects.filter(name="short").update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert _status(key) == 401
+    assert "expired" in browser.get("/account/").content.decode()
+    # An unknown lifetime is never a token that lives forever by mistake of the form: it is "never".
+    browser.post("/account/", {"action": "create", "name": "odd", "lifetime_days": "12345"})
+    assert ApiToken.objects.get(name="odd").expires_at is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_socket_closes_itself_when_its_token_expires(person):
+    _, key = tokens.api_token_create(user=person, name="short", lifetime=timedelta(seconds=2))
+
+    async def run():
+        communicator = WebsocketCommunicator(application, f"/ws/chat/?token={key}")
+        connected, _ = await communicator.connect(timeout=10)
+        assert connected
+        await communicator.send_to(text_data=json.dumps({"type": "ping"}))
+        pong = json.loads(await communicator.receive_from(timeout=5))
+        frame = json.loads(await communicator.receive_from(timeout=5))
+        closed = await communicator.receive_output(timeout=5)
+        return pong, frame, closed
+
+    pong, frame, closed = async_to_sync(run)()
+    assert pong == {"type": "pong"} and frame["code"] == "signed_out" and closed["code"] == 4401
