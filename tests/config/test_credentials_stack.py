@@ -170,40 +170,72 @@ def test_the_next_turn_is_refused_even_when_the_news_was_missed(daphne, person):
     assert not Message.objects.filter(content="Anything about my kettle?").exists()
 
 
-def test_an_event_stream_ends_within_a_second_of_its_token_being_revoked(person, fake_llm):
+@pytest.fixture
+def slow_daphne(fake_llm):
+    """A Daphne whose answers stream for a good while (a model on loopback, 600 words, 20 ms each)."""
     fake_llm.reply = lambda messages: " ".join(f"word{i}" for i in range(600))
     fake_llm.token_delay_s = 0.02
-    token, key = tokens.api_token_create(user=person, name="agent")
     (port,), processes = start_daphnes(
         1, LLM_MODEL="openai/test-chat", LLM_API_BASE=fake_llm.url, LLM_API_KEY="sk-test", LLM_MAX_RETRIES="0"
     )
-    try:
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/api/ai/chat/stream",
-            data=json.dumps({"message": "Talk for a while, please."}).encode(),
-            headers={"Authorization": f"Token {key}", "Content-Type": "application/json"},
-        )
-        response = urllib.request.urlopen(request, timeout=30)
-        head = b""
-        while head.count(b"event: token") < 3:  # the answer is streaming
-            head += response.read1(4096)
-        session_id = json.loads(head.split(b"data: ", 1)[1].split(b"\n", 1)[0])["session_id"]
-        revoked_at = time.monotonic()
-        tokens.api_token_revoke(user=person, token_id=token.pk)
-        rest = b""
-        while chunk := response.read1(4096):
-            rest += chunk
-        took = time.monotonic() - revoked_at
-        assert b"event: error" in rest and b'"code": "signed_out"' in rest.replace(b'"code":"', b'"code": "')
-        assert took < WITHIN_S + 0.5, took
-        assert b"event: done" not in rest
-        deadline = time.monotonic() + 20
-        while (answer := Message.objects.filter(session_id=session_id, role="assistant").first()) is None:
-            assert time.monotonic() < deadline, "the partial answer was never recorded"
-            time.sleep(0.2)
-        assert answer.metadata["status"] == "disconnected" and len(answer.content.split()) < 600
-    finally:
-        stop_processes(processes)
+    yield port
+    stop_processes(processes)
+
+
+CSRF = "c" * 32  # a browser's CSRF cookie and header, as the chat page sends them
+
+
+def _stream_signed_in_by(how: str, person, port: int) -> tuple[dict[str, str], object]:
+    """The headers a stream is opened with, and what ends that credential."""
+    if how == "cookie":
+        owner, attacker = Client(), Client()
+        owner.force_login(person)
+        attacker.force_login(person)
+        headers = {
+            "Cookie": f"sessionid={attacker.cookies['sessionid'].value}; csrftoken={CSRF}",
+            "X-CSRFToken": CSRF,
+            "Origin": f"http://127.0.0.1:{port}",
+        }
+        new = "another long passphrase"
+        data = {"old_password": PASSWORD, "new_password1": new, "new_password2": new}
+        return headers, lambda: owner.post("/account/password/", data)
+    token, key = tokens.api_token_create(user=person, name="agent")
+    if how == "revoked":
+        return {"Authorization": f"Token {key}"}, lambda: tokens.api_token_revoke(user=person, token_id=token.pk)
+
+    def deactivate():
+        person.is_active = False
+        person.save(update_fields=["is_active"])
+
+    return {"Authorization": f"Token {key}"}, deactivate
+
+
+@pytest.mark.parametrize("how", ["revoked", "deactivated", "cookie"])
+def test_an_event_stream_ends_within_a_second_of_its_credential_ending(how, person, slow_daphne):
+    headers, end = _stream_signed_in_by(how, person, slow_daphne)
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{slow_daphne}/api/ai/chat/stream",
+        data=json.dumps({"message": "Talk for a while, please."}).encode(),
+        headers={**headers, "Content-Type": "application/json"},
+    )
+    response = urllib.request.urlopen(request, timeout=30)
+    head = b""
+    while head.count(b"event: token") < 3:  # the answer is streaming
+        head += response.read1(4096)
+    session_id = json.loads(head.split(b"data: ", 1)[1].split(b"\n", 1)[0])["session_id"]
+    ended_at = time.monotonic()
+    end()
+    rest = b""
+    while chunk := response.read1(4096):
+        rest += chunk
+    took = time.monotonic() - ended_at
+    assert b"event: error" in rest and b"signed_out" in rest and b"event: done" not in rest
+    assert took < WITHIN_S + 0.5, took
+    deadline = time.monotonic() + 20
+    while (answer := Message.objects.filter(session_id=session_id, role="assistant").first()) is None:
+        assert time.monotonic() < deadline, "the partial answer was never recorded"
+        time.sleep(0.2)
+    assert answer.metadata["status"] == "disconnected" and len(answer.content.split()) < 600
 
 
 def _daphne_with_proxy_headers(log: Path, **env: str) -> tuple[subprocess.Popen, int]:
