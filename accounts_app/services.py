@@ -113,6 +113,7 @@ def account_request_approve(*, request_id, decided_by: AbstractBaseUser) -> Acco
     with transaction.atomic():
         request = _pending_request(request_id)
         request.user = _user_create(username=request.username, password=request.password)
+        request.password = ""  # the account holds it now
         _decide(request, AccountRequest.Status.APPROVED, decided_by)
     return request
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -37,6 +37,7 @@ def people(request: HttpRequest) -> HttpResponse:
 
 def _page(request: HttpRequest) -> dict:
     return {
+        **admin.site.each_context(request),
         "title": "People",
         "invitations": selectors.invitation_list(),
         "pending": selectors.account_request_pending(),
@@ -76,7 +77,7 @@ def _decide(request: HttpRequest, action: str) -> None:
             messages.success(request, f"The invitation {invitation} was withdrawn.")
         elif action == "approve":
             decided = services.account_request_approve(request_id=target, decided_by=request.user)
-            messages.success(request, f"{decided.username} can sign in now.")
+            messages.success(request, f"The account {decided.username} is made: they can sign in now.")
         elif action == "refuse":
             decided = services.account_request_refuse(request_id=target, decided_by=request.user)
             messages.success(request, f"The request of {decided.username} was refused.")

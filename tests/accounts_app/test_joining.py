@@ -187,6 +187,7 @@ def test_a_requested_account_signs_in_only_once_approved(settings, operator):
     _post_form(operator, "/admin/ops/people/", {"action": "approve", "id": str(request.pk)})
     nico = User.objects.get(username="nico")
     assert not nico.is_staff and _signs_in("nico")
+    assert AccountRequest.objects.get(pk=request.pk).password == ""  # kept by the account alone
     # Deciding twice changes nothing.
     _post_form(operator, "/admin/ops/people/", {"action": "refuse", "id": str(request.pk)})
     assert AccountRequest.objects.get(pk=request.pk).status == "approved"

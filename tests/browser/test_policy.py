@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.browser.support import CHROMIUM, CSP_REFUSAL, open_page, sign_in
+from tests.browser.support import CHROMIUM, CSP_REFUSAL, PASSWORD, open_page, sign_in
 from tests.factories import UserFactory
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
@@ -81,3 +81,20 @@ def test_the_api_documentation_works_under_the_policy(browser, server):
     # Redoc's footer shows its maker's logo from their CDN; the policy refuses it (no page fetches another
     # site's image) and Redoc leaves the logo out. Nothing else may be refused.
     assert [error for error in errors if REDOC_LOGO not in error] == [], errors
+
+
+def test_every_admin_form_and_list_works_under_the_policy(browser, server):
+    """The admin's index, each model's list and add form, a user's page and its password form: nothing
+    they need is refused (the journeys in test_operations.py go through the operators' pages)."""
+    admin = UserFactory(username="olga", is_staff=True, is_superuser=True)
+    page, errors = open_page(browser, server)
+    page.goto("/admin/login/?next=/admin/")
+    page.get_by_label("Username").fill("olga")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    links = page.locator("#content-main a.addlink, #content-main th a").evaluate_all("links => links.map(a => a.href)")
+    assert len(links) >= 10, links
+    for link in [*links, f"/admin/auth/user/{admin.pk}/change/", f"/admin/auth/user/{admin.pk}/password/"]:
+        page.goto(link)
+        page.wait_for_load_state("networkidle")
+    assert not errors, errors
