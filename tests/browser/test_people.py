@@ -78,6 +78,8 @@ def test_an_operator_invites_a_person_who_joins_and_chats(browser, server):
     expect(row).to_contain_text("used")
     expect(row.get_by_role("link", name="mira")).to_be_visible()
     assert not operator_errors and not stranger_errors, operator_errors + stranger_errors
+    for page in (operator, mira, stranger):  # their sockets closed, the server stops at once
+        page.context.close()
 
 
 def test_a_requested_account_signs_in_once_approved(browser, sign_up_server):
@@ -108,3 +110,5 @@ def test_a_requested_account_signs_in_once_approved(browser, sign_up_server):
     sign_in_as_nico()
     expect(nico).to_have_url(re.compile(r"/chat/$"))
     assert not errors and not operator_errors, errors + operator_errors
+    nico.context.close()
+    operator.context.close()

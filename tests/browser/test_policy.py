@@ -60,6 +60,7 @@ def test_markup_injected_into_a_page_does_not_run_and_the_page_still_works(brows
     expect(page.get_by_role("status")).to_contain_text("The token was revoked.")
     expect(page.locator("main")).not_to_contain_text("kitchen display")
     assert not errors, errors
+    page.context.close()
 
 
 def test_the_api_documentation_works_under_the_policy(browser, server):
@@ -81,6 +82,7 @@ def test_the_api_documentation_works_under_the_policy(browser, server):
     # Redoc's footer shows its maker's logo from their CDN; the policy refuses it (no page fetches another
     # site's image) and Redoc leaves the logo out. Nothing else may be refused.
     assert [error for error in errors if REDOC_LOGO not in error] == [], errors
+    page.context.close()
 
 
 def test_every_admin_form_and_list_works_under_the_policy(browser, server):
@@ -98,3 +100,4 @@ def test_every_admin_form_and_list_works_under_the_policy(browser, server):
         page.goto(link)
         page.wait_for_load_state("networkidle")
     assert not errors, errors
+    page.context.close()
