@@ -136,8 +136,10 @@ def test_only_staff_who_may_add_users_make_invitations():
     client = _csrf_client()
     client.force_login(staff)
     assert client.get("/admin/ops/people/").status_code == 403
+    assert 'href="/admin/ops/people/"' not in client.get("/admin/").content.decode()
     staff.user_permissions.add(Permission.objects.get(codename="add_user"))
     assert client.get("/admin/ops/people/").status_code == 200
+    assert 'href="/admin/ops/people/">People</a>' in client.get("/admin/").content.decode()
 
 
 def test_invitation_lifetimes_out_of_range_are_refused(operator):
