@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "retrieval_app",
     "sessions_app",
     "documents_app",
+    "accounts_app",
 ]
 
 MIDDLEWARE = [
@@ -177,6 +178,13 @@ MEDIA_URL = "media/"
 # Every user signs in here (the admin's own form admits staff only).
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat-page"
+# How a person without an account gets one besides an invitation (accounts_app): "closed" (staff invite
+# or create them) or "approval" (anyone may ask at /accounts/sign-up/; staff approve or refuse).
+SIGN_UP_MODE = env_str("SIGN_UP_MODE", "closed")
+if SIGN_UP_MODE not in ("closed", "approval"):
+    raise ImproperlyConfigured(f"SIGN_UP_MODE={SIGN_UP_MODE!r}: choose closed or approval.")
+# Tries at joining with an invitation or asking for an account, per client address.
+JOIN_THROTTLE_RATE = env_str("JOIN_THROTTLE_RATE", "10/hour")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -40,11 +40,11 @@
       const data = await api(`/api/sessions?${params}`);
       if (reset) list.textContent = "";
       for (const s of data.results) list.append(sessionItem(s));
-      if (reset && !data.results.length) list.append(el("li", { className: "muted small", style: "padding:.5rem", textContent: q || agent ? "No conversation matches." : "No conversations yet." }));
+      if (reset && !data.results.length) list.append(el("li", { className: "muted small padded", textContent: q || agent ? "No conversation matches." : "No conversations yet." }));
       $("more-sessions").hidden = !data.next;
     } catch (exc) {
       list.textContent = "";
-      list.append(el("li", { className: "error-text small", style: "padding:.5rem", textContent: `Could not load conversations: ${exc.message}` }));
+      list.append(el("li", { className: "error-text small padded", textContent: `Could not load conversations: ${exc.message}` }));
     }
   }
   let searchTimer = null;
@@ -199,7 +199,7 @@
     for (const a of archives) {
       // The overview is lines ("Topic: …", "Key facts:", "- …"), shown as written.
       const overview = el("div", { className: "small pre-line", textContent: a.overview || "" });
-      details.append(el("div", { style: "margin:.4rem 0" },
+      details.append(el("div", { className: "archive-entry" },
         el("strong", { textContent: `#${a.index} · ${a.message_count} messages · ` }), el("span", { textContent: a.abstract || "" }), overview));
     }
     box.append(details);
