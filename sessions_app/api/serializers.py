@@ -111,6 +111,7 @@ class SessionDetailSerializer(SessionSerializer):
     archives = ArchiveSerializer(many=True, help_text="The latest archives, oldest first.")
     archives_previous = _cursor("Cursor of the archives before these; null when these start at the first.")
     archives_next = _cursor("Cursor of archives after these; null (these are the latest).")
+    archives_count = serializers.IntegerField(help_text="How many archives the session has in all.")
 
 
 class _PageSerializer(serializers.Serializer):

@@ -30,6 +30,7 @@ def _session_detail(session) -> dict:
         "archives": s.ArchiveSerializer(archives.rows, many=True).data,
         "archives_previous": archive_cursors["previous"],
         "archives_next": archive_cursors["next"],
+        "archives_count": selectors.session_archive_count(session=session),
     }
 
 
