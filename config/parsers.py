@@ -6,6 +6,7 @@ field that is kept, by the websocket to each frame, and by the admin to what an 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +21,8 @@ from config.exceptions import TooLargeError
 JSON_VALUE_MAX_DEPTH = 32
 # How deep a whole request body may nest: a kept value, plus the few levels of the body around it.
 JSON_BODY_MAX_DEPTH = 64
+# What stands in, when a value is shown, for the part of it nested too deep to show.
+DEPTH_NOTE = "(nested deeper than {max_depth} levels; not shown)"
 # How much of a path an error message repeats (the path is made of the client's own keys).
 _PATH_MAX_CHARS = 200
 
@@ -112,7 +115,7 @@ def json_within_depth(value: Any, *, max_depth: int = JSON_VALUE_MAX_DEPTH) -> A
         if not isinstance(item, dict | list):
             parent[key] = item
         elif depth > max_depth:
-            parent[key] = f"(nested deeper than {max_depth} levels; not shown)"
+            parent[key] = DEPTH_NOTE.format(max_depth=max_depth)
         else:
             copy: Any = dict.fromkeys(item) if isinstance(item, dict) else [None] * len(item)
             parent[key] = copy
@@ -121,6 +124,44 @@ def json_within_depth(value: Any, *, max_depth: int = JSON_VALUE_MAX_DEPTH) -> A
                 for k, child in (item.items() if isinstance(item, dict) else enumerate(item))
             )
     return holder["value"]
+
+
+def _cut_deep_text(text: str, *, max_depth: int) -> str:
+    """JSON text whose objects and arrays nested past ``max_depth`` are replaced by a note, found by a
+    scan of the text (strings skipped), so that it can be parsed however deep the original nests."""
+    note = json.dumps(DEPTH_NOTE.format(max_depth=max_depth))
+    out: list[str] = []
+    depth, in_string, escaped, cut_from = 0, False, False, None
+    for index, char in enumerate(text):
+        if in_string:
+            in_string, escaped = (in_string, False) if escaped else (char != '"', char == "\\")
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth == max_depth + 1:
+                cut_from = index
+        elif char in "]}":
+            depth -= 1
+            if depth == max_depth and cut_from is not None:
+                out.append(note)
+                cut_from = None
+                continue
+        if cut_from is None:
+            out.append(char)
+    return "".join(out)
+
+
+def json_loads_within_depth(text: str, *, max_depth: int = JSON_VALUE_MAX_DEPTH) -> tuple[Any, bool]:
+    """A stored JSON text parsed for showing, and whether it was cut: nested at most ``max_depth``
+    levels, deeper parts replaced by a note. Values kept before depth was limited can nest past what
+    Python parses or encodes (both recurse, and fail near a thousand levels, fewer deep in a page)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        return json.loads(_cut_deep_text(text, max_depth=max_depth)), True
+    shown = json_within_depth(value, max_depth=max_depth)
+    return shown, shown is not value
 
 
 def check_storable(data: Any) -> None:

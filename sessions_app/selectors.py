@@ -27,6 +27,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast, Coalesce
 
+from config.parsers import json_loads_within_depth
 from retrieval_app.core.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 from retrieval_app.core.text import TEXT_SEARCH_CONFIG
 from retrieval_app.core.vectors import cosine_distance
@@ -82,6 +83,24 @@ def session_messages(*, session: ChatSession) -> QuerySet[Message]:
 
 def session_archives(*, session: ChatSession) -> QuerySet[Archive]:
     return Archive.objects.filter(session=session).defer("embedding").order_by("index")
+
+
+# --- Metadata as it can be shown ---------------------------------------------------------------------
+
+
+def with_metadata_text(rows: QuerySet) -> QuerySet:
+    """Rows whose metadata is read as its JSON text, to be parsed by ``metadata_loaded``: a value kept
+    before its depth was limited would fail the ORM's own parsing, and every page or answer holding it."""
+    return rows.defer("metadata").annotate(metadata_text=Cast("metadata", TextField()))
+
+
+def metadata_loaded(rows: Sequence[Any]) -> list[Any]:
+    """``rows`` (from ``with_metadata_text``) with their metadata set, nested too deep parts cut, and
+    ``metadata_cut`` saying where that happened."""
+    for row in rows:
+        text = row.metadata_text
+        row.metadata, row.metadata_cut = json_loads_within_depth(text) if text is not None else ({}, False)
+    return list(rows)
 
 
 # --- Pages of a session's messages and archives -----------------------------------------------------------
@@ -180,7 +199,7 @@ def session_message_page(
         after=after,
         max_bytes=max_bytes,
     )
-    rows = list(session_messages(session=session).filter(seq__in=keys)) if keys else []
+    rows = metadata_loaded(with_metadata_text(session_messages(session=session).filter(seq__in=keys))) if keys else []
     return Page(rows=rows, earlier_before=earlier, later_after=later)
 
 

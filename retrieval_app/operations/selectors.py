@@ -35,7 +35,9 @@ from documents_app.models import Document, DocumentNode
 from documents_app.uris import parse_resource_uri
 from retrieval_app.core.tracing import STAGE_LABELS, TIMED_STAGES, stage_label
 from retrieval_app.models import ModelCall, QueuedTask, SearchTrace
+from retrieval_app.operations.shown import ShownMetadata, shown_metadata
 from sessions_app.models import Archive, ChatSession, Memory, Message
+from sessions_app.selectors import metadata_loaded, with_metadata_text
 from sessions_app.uris import memory_id_of, message_ref_of
 
 # The periods an operator can choose: how far back, and the width of a chart's bars.
@@ -602,22 +604,27 @@ class SessionView:
     trace_count: int
     calls: list[ModelCall]
     cost: dict[str, Any]  # calls, input_tokens, output_tokens, cost_usd, failures
+    metadata: ShownMetadata  # the session's; each message's is its ``shown``
 
 
 def session_detail(*, session_id: uuid.UUID | str, page: int = 1) -> SessionView:
     """One conversation as an operator reads it: its messages in order (a page at a time), archives,
     rolling summary, memories, traces and model calls with their cost. Raises ChatSession.DoesNotExist."""
-    session = ChatSession.objects.select_related("owner").annotate(message_total=Count("messages")).get(pk=session_id)
+    sessions = with_metadata_text(ChatSession.objects.select_related("owner"))
+    session = sessions.annotate(message_total=Count("messages")).get(pk=session_id)
+    metadata_loaded([session])
     count = session.message_total
     pages = max(1, -(-count // SESSION_MESSAGES_PAGE))
     page = min(max(1, page), pages)
     start = (page - 1) * SESSION_MESSAGES_PAGE
-    messages = list(
-        Message.objects.filter(session=session)
+    messages = metadata_loaded(
+        with_metadata_text(Message.objects.filter(session=session))
         .defer("embedding", "search_vector")
         .annotate(vectorised=~Q(embedding_model=""))
         .order_by("seq")[start : start + SESSION_MESSAGES_PAGE]
     )
+    for message in messages:
+        message.shown = shown_metadata(message.metadata)
     archives = list(Archive.objects.filter(session=session).defer("embedding").order_by("index"))
     memories = list(
         Memory.objects.filter(
@@ -652,6 +659,7 @@ def session_detail(*, session_id: uuid.UUID | str, page: int = 1) -> SessionView
         trace_count=traces.count(),
         calls=list(calls.order_by("-created_at")[:SESSION_CALLS]),
         cost={key: value or 0 for key, value in cost.items()},
+        metadata=shown_metadata(session.metadata),
     )
 
 
