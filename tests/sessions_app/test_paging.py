@@ -118,3 +118,15 @@ def test_a_wrong_cursor_or_page_size_is_a_clear_400(auth_client, user, query):
     response = auth_client.get(f"/api/sessions/{session.id}/messages", query)
     assert response.status_code == 400
     assert response.json()["error"]["code"]
+
+
+def test_the_schema_documents_the_pages_and_their_sizes(auth_client):
+    schema = auth_client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    description = schema["info"]["description"]
+    assert f"{PAGE_DEFAULT_SIZE} a page by default and at most {PAGE_MAX_SIZE}" in description
+    assert f"{PAGE_MAX_BYTES // (1024 * 1024)} MB" in description
+    page = schema["paths"]["/api/sessions/{session_id}/messages"]["get"]
+    assert {p["name"] for p in page["parameters"]} >= {"cursor", "limit"}
+    assert "400" in page["responses"] and "404" in page["responses"]
+    detail = schema["components"]["schemas"]["SessionDetail"]["properties"]
+    assert {"messages_previous", "messages_next", "messages_count", "archives_previous"} <= set(detail)

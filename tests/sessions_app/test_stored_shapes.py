@@ -8,6 +8,7 @@ refused in keys as in values, so a working-set term cannot break every later sea
 import json
 
 import pytest
+from django.core.cache import cache
 from django.db.models import JSONField
 from django.db.models.expressions import RawSQL
 from django.urls import reverse
@@ -153,3 +154,19 @@ def test_a_working_set_term_with_nul_is_refused_and_the_session_keeps_searching(
         "/api/retrieval/search", {"query": "descaling", "session_id": str(session.id)}, format="json"
     )
     assert search.status_code == 200
+
+
+def test_a_working_set_kept_before_the_rule_is_read_without_its_unstorable_terms():
+    # The state an earlier version let through, as Redis holds it.
+    session_id = "0b8e4a52-5f3e-4c1e-9a55-2d8f8a6f0c12"
+    cache.set(
+        f"working-set:{session_id}",
+        {
+            "resolved_terms": {"it\u0000": "x", "it": "the kettle"},
+            "active_documents": ["a\u0000"],
+            "active_sections": [],
+        },
+        60,
+    )
+    state = working_set_get(session_id=session_id)
+    assert state.resolved_terms == {"it": "the kettle"} and state.active_documents == []
