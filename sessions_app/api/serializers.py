@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import reject_nul, storable_json, storable_text
+from config.parsers import json_within_depth
 from config.schema import JSON_OBJECT, non_blank_text
 from retrieval_app.core.ai.memories import label
 from sessions_app.models import Memory, Message
@@ -22,6 +23,14 @@ class JSONObjectField(serializers.JSONField):
         if not isinstance(value, dict):
             raise serializers.ValidationError("must be a JSON object.")
         return storable_json(value, max_bytes=settings.METADATA_MAX_BYTES)
+
+
+class ShownJSONField(serializers.JSONField):
+    """Metadata as answered: kept before depth was limited, a value nested too deep is answered cut (the
+    deeper parts replaced by a note) rather than failing the whole answer."""
+
+    def to_representation(self, value):
+        return json_within_depth(value)
 
 
 class SessionCreateSerializer(serializers.Serializer):
@@ -41,7 +50,7 @@ class SessionSerializer(serializers.Serializer):
     session_id = serializers.UUIDField(source="id")
     title = serializers.CharField()
     agent_id = serializers.CharField()
-    metadata = serializers.JSONField()
+    metadata = ShownJSONField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
     last_message_at = serializers.DateTimeField(allow_null=True)
@@ -81,7 +90,7 @@ class MessageSerializer(serializers.Serializer):
     content = serializers.CharField()
     created_at = serializers.DateTimeField()
     token_count = serializers.IntegerField()
-    metadata = serializers.JSONField()
+    metadata = ShownJSONField()
     archive_uri = serializers.CharField(source="archive.uri", allow_null=True, default=None)
     embedded = serializers.BooleanField(required=False)
 
