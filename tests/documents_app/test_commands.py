@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from documents_app import services
 from documents_app.management.commands.ingest import EXIT_SOME_SKIPPED
 from documents_app.management.commands.reindex import EXIT_SOME_FAILED
 from documents_app.models import Document
@@ -142,3 +143,22 @@ def test_the_exit_status_a_shell_sees(tmp_path):
     assert done.stdout.strip() == "1 indexed, 1 skipped"
     assert f"not ingested: {tmp_path / 'picture.png'}: not a type this product reads (.png)" in done.stderr
     assert Document.objects.filter(owner__username="librarian", status="ready").count() == 1
+
+
+def test_a_file_whose_indexing_crashes_is_reported_and_the_others_still_ingested(tmp_path, capsys, monkeypatch):
+    UserFactory(username="librarian")
+    folder = _folder(tmp_path)
+    real_index = services.document_index
+
+    def index(*, document_id):
+        if Document.objects.get(pk=document_id).filename == "a.md":
+            raise IndexError("list index out of range")
+        return real_index(document_id=document_id)
+
+    monkeypatch.setattr(services, "document_index", index)
+    with pytest.raises(CommandError) as failed:
+        call_command("ingest", str(folder), "--user", "librarian")
+    assert failed.value.returncode == EXIT_SOME_SKIPPED
+    out = capsys.readouterr()
+    assert out.out.strip() == "1 indexed, 1 failed"
+    assert f"not ingested: {folder / 'a.md'}: failed to index: IndexError: list index out of range" in out.err

@@ -7,6 +7,7 @@ not looked at; their number is said."""
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 import sys
@@ -19,6 +20,8 @@ from tqdm import tqdm
 
 from documents_app import services
 from documents_app.exceptions import DocumentTooLarge, UnsupportedDocument
+
+logger = logging.getLogger(__name__)
 
 SUFFIXES = {".txt", ".text", ".md", ".markdown", ".html", ".htm", ".pdf", ".docx", ".log", ".csv"}
 # The exit status when some files were not ingested (CommandError's own, for a wrong command, is 1).
@@ -135,10 +138,15 @@ class Command(BaseCommand):
             return "existing"
         if in_worker:
             return "queued"
-        document = services.document_index(document_id=document.id)
+        try:
+            document = services.document_index(document_id=document.id)
+        except Exception as exc:  # one file's failure must not stop the others, nor their report
+            logger.exception("indexing %s failed", path)
+            self._skip(path, f"failed to index: {type(exc).__name__}: {exc}")
+            return "failed"
         if document.status == document.Status.READY:
             return "indexed"
-        self._skip(path, f"failed to index: {document.error}")
+        self._skip(path, f"failed to index: {document.error or document.get_status_display()}")
         return "failed"
 
     def _skip(self, path: Path, reason: str) -> None:

@@ -2,6 +2,7 @@
 model or chunking. Whose documents is always said: one user's, or, explicitly, everyone's. Every
 document that fails is named with its error, and the exit status is then non-zero."""
 
+import logging
 import sys
 
 from django.contrib.auth import get_user_model
@@ -11,8 +12,24 @@ from tqdm import tqdm
 from documents_app import services
 from documents_app.models import Document
 
+logger = logging.getLogger(__name__)
+
 # The exit status when some documents failed to index (CommandError's own, for a wrong command, is 1).
 EXIT_SOME_FAILED = 2
+
+
+def _index(document: Document) -> str:
+    """Indexes ``document`` here; what went wrong, in words, or "" when it is ready."""
+    try:
+        result = services.document_index(document_id=document.id)
+    except Exception as exc:  # one document's failure must not stop the others, nor their report
+        logger.exception("reindexing document %s failed", document.id)
+        return f"{type(exc).__name__}: {exc}"
+    if result is None:
+        return "it was deleted meanwhile"
+    if result.status == Document.Status.READY:
+        return ""
+    return result.error or f"still {result.get_status_display()} (by another run, or stuck until its claim expires)"
 
 
 class Command(BaseCommand):
@@ -42,15 +59,14 @@ class Command(BaseCommand):
                 services.document_reindex(document=document)
                 ready += 1
                 continue
-            result = services.document_index(document_id=document.id)
-            if result is not None and result.status == Document.Status.READY:
-                ready += 1
-            else:
-                error = result.error if result is not None else "it was deleted meanwhile"
+            error = _index(document)
+            if error:
                 failed.append(document)
                 tqdm.write(
                     f"failed: {document.title or document.filename} ({document.owner}): {error}", file=sys.stderr
                 )
+            else:
+                ready += 1
         whose = f"{user}'s" if user is not None else "every user's"
         done = f"{ready} queued" if in_worker else f"{ready} ready, {len(failed)} failed"
         self.stdout.write(f"{done} ({whose} documents{', not ready' if not_ready else ''})")
