@@ -588,6 +588,9 @@ def trace_detail(*, trace_id: uuid.UUID | str) -> TraceView:
 
 SESSION_MESSAGES_PAGE = 200
 SESSION_TRACES = 50
+# A conversation's page shows at most its latest this many archives, and this many memories drawn from it.
+SESSION_ARCHIVES = 50
+SESSION_MEMORIES = 200
 SESSION_CALLS = 50
 
 
@@ -598,8 +601,10 @@ class SessionView:
     message_count: int
     page: int
     pages: int
-    archives: list[Archive]
+    archives: list[Archive]  # the latest SESSION_ARCHIVES, oldest first
+    archives_more: bool
     memories: list[Memory]
+    memories_more: bool
     traces: list[SearchTrace]
     trace_count: int
     calls: list[ModelCall]
@@ -625,14 +630,17 @@ def session_detail(*, session_id: uuid.UUID | str, page: int = 1) -> SessionView
     )
     for message in messages:
         message.shown = shown_metadata(message.metadata)
-    archives = list(Archive.objects.filter(session=session).defer("embedding").order_by("index"))
+    # One row past each limit says whether there are more, without counting them all.
+    archives = list(
+        Archive.objects.filter(session=session).defer("embedding").order_by("-index")[: SESSION_ARCHIVES + 1]
+    )
     memories = list(
         Memory.objects.filter(
             Q(source_archive__session=session) | Q(source_messages__session=session), owner_id=session.owner_id
         )
         .defer("embedding", "search_vector")
         .distinct()
-        .order_by("category", "key")
+        .order_by("category", "key")[: SESSION_MEMORIES + 1]
     )
     traces = SearchTrace.objects.filter(session=session)
     calls = ModelCall.objects.filter(session=session)
@@ -649,8 +657,10 @@ def session_detail(*, session_id: uuid.UUID | str, page: int = 1) -> SessionView
         message_count=count,
         page=page,
         pages=pages,
-        archives=archives,
-        memories=memories,
+        archives=archives[:SESSION_ARCHIVES][::-1],
+        archives_more=len(archives) > SESSION_ARCHIVES,
+        memories=memories[:SESSION_MEMORIES],
+        memories_more=len(memories) > SESSION_MEMORIES,
         traces=list(
             traces.only("id", "kind", "query", "outcome", "result_count", "total_ms", "timings", "created_at").order_by(
                 "-created_at"
