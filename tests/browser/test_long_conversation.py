@@ -68,3 +68,15 @@ def test_a_link_to_an_early_turn_pages_back_until_it_is_shown(browser, server):
     expect(page.locator(f"#m-{first.id}")).to_be_in_viewport()
     expect(page.locator(f"#m-{first.id}")).to_have_class("msg user highlight")
     assert not errors
+
+
+def test_following_a_link_to_an_early_turn_from_the_open_conversation_pages_back(browser, server):
+    user = UserFactory()
+    session = _long_conversation(user)
+    early = Message.objects.get(session=session, seq=3)
+    page, errors = open_page(browser, server)
+    sign_in(page, user.username, at=f"/chat/{session.id}")
+    expect(page.locator("#log .msg")).to_have_count(PAGE_DEFAULT_SIZE)
+    page.evaluate(f"location.hash = '#m-{early.id}'")
+    expect(page.locator(f"#m-{early.id}")).to_be_in_viewport()
+    assert not errors

@@ -248,6 +248,12 @@
     log.scrollTop += log.scrollHeight - height;
   }
 
+  // A link to an earlier turn (a citation of this conversation) pages back until that turn is shown.
+  async function revealTurn() {
+    while (location.hash.startsWith("#m-") && !document.getElementById(location.hash.slice(1)) && earlierCursor) await loadEarlier();
+    return showTurn();
+  }
+
   async function loadSession() {
     if (!sessionId) return;
     try {
@@ -256,9 +262,7 @@
       for (const message of data.messages) renderStored(message);
       earlierCursor = data.messages_previous;
       showEarlierButton();
-      // A link to an earlier turn (a citation of this conversation) pages back until it is shown.
-      while (location.hash.startsWith("#m-") && !document.getElementById(location.hash.slice(1)) && earlierCursor) await loadEarlier();
-      if (!showTurn()) log.scrollTop = log.scrollHeight;
+      if (!(await revealTurn())) log.scrollTop = log.scrollHeight;
     } catch (exc) {
       log.append(el("div", { className: "error-box", textContent: `This conversation could not be loaded: ${exc.message}` }));
     }
@@ -605,7 +609,7 @@
   }
 
   // --- Start -----------------------------------------------------------------------------------------
-  window.addEventListener("hashchange", showTurn);
+  window.addEventListener("hashchange", () => revealTurn().catch((exc) => R.toast(`Could not load earlier messages: ${exc.message}`, "error")));
   loadSessions();
   loadSession();
   R.socket.connect();
