@@ -24,8 +24,8 @@ from documents_app.exceptions import DocumentTooLarge, UnsupportedDocument
 logger = logging.getLogger(__name__)
 
 SUFFIXES = {".txt", ".text", ".md", ".markdown", ".html", ".htm", ".pdf", ".docx", ".log", ".csv"}
-# The exit status when some files were not ingested (CommandError's own, for a wrong command, is 1).
-EXIT_SOME_SKIPPED = 2
+# The exit status when some files were not ingested: 1 is any other error, 2 a command given wrongly.
+EXIT_SOME_SKIPPED = 3
 
 
 @dataclass

@@ -14,8 +14,8 @@ from documents_app.models import Document
 
 logger = logging.getLogger(__name__)
 
-# The exit status when some documents failed to index (CommandError's own, for a wrong command, is 1).
-EXIT_SOME_FAILED = 2
+# The exit status when some documents failed to index: 1 is any other error, 2 a command given wrongly.
+EXIT_SOME_FAILED = 3
 
 
 def _index(document: Document) -> str:
