@@ -23,7 +23,9 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Sum,
     TextField,
+    Window,
 )
 from django.db.models.functions import Cast, Coalesce
 
@@ -280,8 +282,13 @@ def session_context_for_search(
     summaries = _ranked_overviews(
         session=session, query=query, limit=max_archives, query_vector=query_vector, query_model=query_model
     )
+    # Newest first, while the turns before each one hold less than PAGE_MAX_BYTES (so the newest is always
+    # there): a thousand turns of 100,000 characters are not one answer of 100 MB.
+    size = _text_bytes("content", "metadata")
     recent = list(
         Message.objects.filter(session=session, archive__isnull=True)
+        .annotate(own_bytes=size, running_bytes=Window(Sum(size), order_by=F("seq").desc()))
+        .filter(running_bytes__lt=F("own_bytes") + PAGE_MAX_BYTES)
         .order_by("-seq")
         .values("id", "seq", "role", "content", "created_at", "metadata")[: max(0, max_messages)]
     )

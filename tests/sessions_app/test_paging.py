@@ -130,3 +130,20 @@ def test_the_schema_documents_the_pages_and_their_sizes(auth_client):
     assert "400" in page["responses"] and "404" in page["responses"]
     detail = schema["components"]["schemas"]["SessionDetail"]["properties"]
     assert {"messages_previous", "messages_next", "messages_count", "archives_previous"} <= set(detail)
+
+
+def test_the_context_for_search_holds_the_latest_turns_within_a_page_of_bytes(auth_client, user):
+    session = ChatSessionFactory(owner=user)
+    Message.objects.bulk_create(
+        Message(session=session, owner=user, seq=n, role="user", content=f"turn {n} " + "y" * 100_000)
+        for n in range(1, 41)
+    )
+    response = auth_client.get(f"/api/sessions/{session.id}/context", {"max_messages": 1000})
+    assert response.status_code == 200 and len(response.content) < 2 * PAGE_MAX_BYTES  # was 4 MB for 40 turns
+    turns = [m["seq"] for m in response.json()["recent_messages"]]
+    assert turns == list(range(41 - len(turns), 41)) and len(turns) == PAGE_MAX_BYTES // 100_009 + 1
+    short = ChatSessionFactory(owner=user)
+    for n in range(1, 6):
+        MessageFactory(session=short, seq=n, content=f"short {n}")
+    recent = auth_client.get(f"/api/sessions/{short.id}/context", {"max_messages": 3}).json()["recent_messages"]
+    assert [m["seq"] for m in recent] == [3, 4, 5]
