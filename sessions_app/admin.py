@@ -64,6 +64,14 @@ class ShownMetadataMixin:
         fields = tuple(super().get_readonly_fields(request, obj))
         return (*fields, "metadata") if getattr(obj, "metadata_cut", False) else fields
 
+    def save_model(self, request, obj, form, change) -> None:
+        if not getattr(obj, "metadata_cut", False):
+            super().save_model(request, obj, form, change)
+            return
+        # What is shown is cut; what is stored stays as it was.
+        kept = [f.name for f in obj._meta.concrete_fields if not f.primary_key and f.name != "metadata"]
+        obj.save(update_fields=kept)
+
 
 @admin.register(ChatSession)
 class ChatSessionAdmin(ShownMetadataMixin, ServiceDeleteMixin, admin.ModelAdmin):

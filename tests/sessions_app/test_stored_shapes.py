@@ -9,8 +9,9 @@ import json
 
 import pytest
 from django.core.cache import cache
-from django.db.models import JSONField
+from django.db.models import JSONField, TextField
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Cast
 from django.urls import reverse
 
 from config.parsers import JSON_VALUE_MAX_DEPTH
@@ -124,6 +125,16 @@ def test_an_old_deep_row_and_a_non_uuid_trace_id_still_render_on_the_operators_p
     assert detail.status_code == 200
     assert detail.content.decode().count(f"nested deeper than {JSON_VALUE_MAX_DEPTH} levels") == 2  # session, message
     assert staff_client.get("/api/sessions").status_code == 200
+
+
+def test_renaming_a_conversation_in_the_admin_keeps_its_deep_metadata_as_stored(staff_client):
+    session = ChatSessionFactory(title="old name")
+    _store_raw_metadata(ChatSession, session.pk, _nested_json(OLD_DEPTH))
+    stored = ChatSession.objects.annotate(text=Cast("metadata", TextField())).get(pk=session.pk).text
+    url = reverse("admin:sessions_app_chatsession_change", args=[session.pk])
+    assert staff_client.post(url, {"title": "new name"}).status_code == 302
+    after = ChatSession.objects.annotate(text=Cast("metadata", TextField())).values("title", "text").get(pk=session.pk)
+    assert after == {"title": "new name", "text": stored}
 
 
 def test_a_trace_id_that_is_a_uuid_links_to_its_trace(staff_client):
