@@ -33,6 +33,7 @@ from documents_app.models import Document, DocumentNode
 from retrieval_app.core.tokens import api_token_create
 from retrieval_app.models import ApiToken, SearchTrace
 from sessions_app import services as sessions
+from sessions_app.api.paging import cursor_encode
 from sessions_app.models import Archive, ChatSession, Memory, Message
 from tests.factories import (
     ArchiveFactory,
@@ -146,6 +147,8 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
             {"messages": [{"role": "user", "content": "injected"}]},
             NOT_FOUND,
         ),
+        ("api/sessions/<str:session_id>/messages", "get"): (f"/api/sessions/{s}/messages", None, NOT_FOUND),
+        ("api/sessions/<str:session_id>/archives", "get"): (f"/api/sessions/{s}/archives", None, NOT_FOUND),
         ("api/sessions/<str:session_id>/commit", "post"): (f"/api/sessions/{s}/commit", {}, NOT_FOUND),
         ("api/sessions/<str:session_id>/context", "get"): (f"/api/sessions/{s}/context?query=vault", None, NOT_FOUND),
         ("api/sessions/<str:session_id>/history", "get"): (f"/api/sessions/{s}/history", None, NOT_FOUND),
@@ -239,6 +242,8 @@ def _extra_requests(o: Owner) -> list[tuple[str, str, dict | None, set[int]]]:
         ("get", f"/api/fs/read?uri={o.uris['memory']}", None, REFUSED_URI),
         ("get", f"/api/memories?category=entities&agent_id={AGENT}", None, OWN_DATA),
         ("get", f"/api/sessions?agent_id={AGENT}&page=1", None, OWN_DATA),
+        ("get", f"/api/sessions/{s}/messages?cursor={cursor_encode('before', 10**6)}&limit=200", None, NOT_FOUND),
+        ("get", f"/api/sessions/{s}/archives?cursor={cursor_encode('after', 0)}", None, NOT_FOUND),
         ("post", "/api/retrieval/find", {"query": Q, "target_uri": o.uris["node"]}, REFUSED_URI),
         ("post", "/api/retrieval/find", {"query": Q, "target_uri": o.uris["user_root"]}, REFUSED_URI),
         ("post", "/api/retrieval/find", {"query": Q, "target_uri": o.uris["archive"]}, REFUSED_URI),

@@ -254,6 +254,9 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 16, minimum=1)
 
 # --- Sessions and memory -----------------------------------------------------------------------------
 MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 100_000, minimum=1)
+# The largest metadata object a session or message takes, as JSON: ids, speakers, tags and the like fit
+# many times over, and a page of fifty sessions or messages stays a few megabytes at most.
+METADATA_MAX_BYTES = env_int("METADATA_MAX_BYTES", 64 * 1024, minimum=256)
 # The largest JSON request body accepted (1,000 messages of 10,000 characters fit comfortably).
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 20 * 1024 * 1024, minimum=1024)
 # Django's own cap on a body read into memory: the API's limit is the one that counts (a 1,000-message
