@@ -6,6 +6,7 @@ Every error leaves the API as ``{"error": {"code", "message", "details"}}`` with
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -36,6 +37,7 @@ from config.exceptions import (
     UnavailableError,
     is_database_down,
 )
+from config.parsers import JSON_VALUE_MAX_DEPTH, json_problem, readable_path, text_problem
 from config.security import ClientAddressThrottle
 
 _DOMAIN_STATUS: list[tuple[type[DomainError], int]] = [
@@ -104,10 +106,31 @@ def validated(serializer_class, data) -> dict:
     return serializer.validated_data
 
 
-def reject_nul(value: str) -> str:
-    # PostgreSQL text cannot hold NUL; refusing it here keeps it a 400 instead of a failed insert.
-    if "\x00" in value:
-        raise serializers.ValidationError("must not contain NUL characters.")
+def storable_text(value: str) -> str:
+    """A field validator: refuses a text that cannot be stored (a NUL character, a lone surrogate), so
+    that it is a 400 naming the field instead of a failed insert, or a value kept where it is not
+    checked (Redis) that fails every later read."""
+    problem = text_problem(value)
+    if problem:
+        raise serializers.ValidationError(f"{problem}.")
+    return value
+
+
+# The name this validator had when it refused NUL alone; the apps' serializers use both.
+reject_nul = storable_text
+
+
+def storable_json(value: Any, *, max_bytes: int, max_depth: int = JSON_VALUE_MAX_DEPTH) -> Any:
+    """Refuses a JSON value to be kept (metadata) that nests deeper than ``max_depth``, whose encoding
+    is over ``max_bytes``, or with a key or string that cannot be stored; the error names the place."""
+    found = json_problem(value, max_depth=max_depth)
+    if found is not None:
+        path, problem = found
+        where = f"{readable_path(path)} " if path else ""
+        raise serializers.ValidationError(f"{where}{problem}.")
+    size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    if size > max_bytes:
+        raise serializers.ValidationError(f"is {size} bytes as JSON; the limit is {max_bytes}.")
     return value
 
 

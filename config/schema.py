@@ -328,6 +328,19 @@ WEBSOCKET = {
 }
 
 
+# How every list of the API is bounded (the figures are those of sessions_app.api.paging and DRF's PAGE_SIZE).
+LISTS_DESCRIPTION = (
+    "**Lists come in pages.** `GET /api/sessions`, `/api/memories` and `/api/documents` take `?page=` "
+    "(50 a page) and answer `{count, next, previous, results}`. A session's messages and archives are paged "
+    "by cursor: `GET /api/sessions/{id}` holds the latest 50 messages and archives with a "
+    "`messages_previous` (`archives_previous`) cursor, and `GET /api/sessions/{id}/messages?cursor=&limit=` "
+    "(`/archives`) pages through them, oldest first, 50 a page by default and at most 200, a page also "
+    "stopping before 2 MB of text and metadata. `GET /api/fs/ls` takes `offset` and `limit` (500, at most "
+    "5,000). Metadata (a session's, a message's) is a JSON object of at most 32 levels and "
+    "`METADATA_MAX_BYTES`; no key or text anywhere may hold a NUL character or a lone UTF-16 surrogate."
+)
+
+
 def document_websocket(result: dict[str, Any], generator, request, public) -> dict[str, Any]:
     """A postprocessing hook: OpenAPI 3.0 has no words for a websocket, so its events go in the API's
     description and, machine-readably, in an ``x-websockets`` extension."""
@@ -336,6 +349,7 @@ def document_websocket(result: dict[str, Any], generator, request, public) -> di
         + '\n\nErrors are JSON `{"error": {"code", "message", "details"}}` with a 4xx status (503 when a '
         "service the answer needs is down). A path that exists, asked with a method it does not serve, "
         "answers 405 in the same shape.\n\n"
+        f"{LISTS_DESCRIPTION}\n\n"
         f"**WebSocket `{WEBSOCKET['path']}`**: {WEBSOCKET['description']}"
     )
     result["x-websockets"] = {WEBSOCKET["path"]: WEBSOCKET}

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import DisallowedHost, ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.views.debug import SafeExceptionReporterFilter
@@ -197,19 +197,76 @@ def _login_paths() -> set[str]:
     return {reverse(settings.LOGIN_URL), reverse("admin:login")}
 
 
-# Images only from this site (or drawn inline): a message or a document quoting an image from another
-# site must not make every reader's browser fetch it, which would tell that site who read what, when.
-CONTENT_SECURITY_POLICY = "img-src 'self' data: blob:"
+# The policy of every HTML page. Scripts and styles come from this site's own files only: no inline
+# script, no inline event handler, no style attribute, no eval, so markup that slipped into a page (a
+# message, a document's title, a trace) can neither run nor restyle it. Images only from this site (or
+# drawn inline): a message or a document quoting an image from another site must not make every
+# reader's browser fetch it, which would tell that site who read what, when. No plugins, no <base> that
+# re-points relative links, no framing by another site, and forms post to this site alone.
+CONTENT_SECURITY_POLICY: dict[str, tuple[str, ...]] = {
+    "default-src": ("'self'",),
+    "script-src": ("'self'",),
+    "style-src": ("'self'",),
+    "img-src": ("'self'", "data:", "blob:"),
+    "font-src": ("'self'",),
+    "connect-src": ("'self'",),
+    "worker-src": ("'self'",),
+    "object-src": ("'none'",),
+    "base-uri": ("'self'",),
+    "frame-ancestors": ("'none'",),
+    "form-action": ("'self'",),
+}
+# Where a page may widen the policy, by URL name, and why. The API reference (Redoc) injects its styles
+# as <style> elements the moment its bundle loads, before any nonce could be handed to it, and starts the
+# worker that builds its search index from a blob: URL: that page alone admits inline styles (never
+# inline scripts) and blob: workers. It shows the API's schema and nothing a user wrote.
+PAGE_POLICIES: dict[str, dict[str, tuple[str, ...]]] = {
+    "redoc": {"style-src": ("'self'", "'unsafe-inline'"), "worker-src": ("'self'", "blob:")},
+}
 
 
 class ContentSecurityPolicyMiddleware:
-    """Sets the policy above on every page (the app's, the admin's, the API docs)."""
+    """Sets the policy above on every HTML page: the app's, the operators', the admin's and the API
+    docs. A view that sets its own ``Content-Security-Policy`` keeps it.
+
+    With ``DEBUG`` on, Django's own error pages (a traceback, an unrouted address), which need their
+    inline style and script, are sent without it; the production settings never turn ``DEBUG`` on."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if response.get("Content-Type", "").startswith("text/html"):
-            response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        if not response.get("Content-Type", "").startswith("text/html") or _is_debug_page(request):
+            return response
+        response.headers.setdefault("Content-Security-Policy", content_security_policy(request))
         return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> None:
+        request.csp_failed = True  # the response is an error page, Django's own technical one under DEBUG
+
+
+def content_security_policy(request: HttpRequest) -> str:
+    """The policy of ``request``'s page: the site's, widened where PAGE_POLICIES says, and the websocket
+    of the page's own origin named explicitly (older browsers do not count ws: and wss: as 'self')."""
+    directives = dict(CONTENT_SECURITY_POLICY)
+    match = getattr(request, "resolver_match", None)
+    directives |= PAGE_POLICIES.get(match.url_name if match else "", {})
+    socket = _websocket_origin(request)
+    if socket:
+        directives["connect-src"] = (*directives["connect-src"], socket)
+    return "; ".join(f"{name} {' '.join(sources)}" for name, sources in directives.items())
+
+
+def _websocket_origin(request: HttpRequest) -> str:
+    try:
+        host = request.get_host()
+    except DisallowedHost:  # answered with a 400 already; the policy stays at 'self'
+        return ""
+    return f"{'wss' if request.is_secure() else 'ws'}://{host}"
+
+
+def _is_debug_page(request: HttpRequest) -> bool:
+    return settings.DEBUG and (
+        getattr(request, "csp_failed", False) or getattr(request, "resolver_match", None) is None
+    )

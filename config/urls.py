@@ -1,11 +1,11 @@
 """URL configuration: the API under /api/, the admin, the schema and its browsable docs."""
 
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from accounts_app.views import LoginView as SignInView
 from config.api import HealthView, TokenView, api_not_found
 from retrieval_app.views import ChatPageView, LogoutView
 
@@ -25,9 +25,10 @@ api_patterns = [
 urlpatterns = [
     path("", TemplateView.as_view(template_name="index.html"), name="home"),
     path("chat/", ChatPageView.as_view(), name="chat-page"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("", include("retrieval_app.page_urls")),
+    path("", include("accounts_app.urls")),
     path("admin/ops/", include("retrieval_app.operations.urls")),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),

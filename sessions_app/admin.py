@@ -1,10 +1,16 @@
 """Conversations in the admin: read, renamed, committed or deleted through the services; what is derived
 from them (messages as recorded, archives, summaries, vectors) is shown, never edited."""
 
+import json
+
+from django import forms
+from django.conf import settings
 from django.contrib import admin
+from django.db import models
 from django.urls import reverse
 from django.utils.html import format_html
 
+from config.parsers import JSON_VALUE_MAX_DEPTH, json_problem, readable_path
 from retrieval_app.core.admin import (
     EmbeddedFilter,
     EmbeddingAdminMixin,
@@ -14,7 +20,7 @@ from retrieval_app.core.admin import (
 )
 from retrieval_app.core.ai.memories import label as memory_label
 from retrieval_app.models import SearchTrace
-from sessions_app import services
+from sessions_app import selectors, services
 from sessions_app.models import Archive, ChatSession, Memory, Message
 
 
@@ -22,8 +28,53 @@ def _short(text: str, length: int = 80) -> str:
     return text if len(text) <= length else text[: length - 1] + "…"
 
 
+class StorableJSONFormField(forms.JSONField):
+    """Metadata as an operator types it, held to the API's rule: storable text, at most
+    JSON_VALUE_MAX_DEPTH levels deep, at most METADATA_MAX_BYTES long."""
+
+    def to_python(self, value):
+        try:
+            value = super().to_python(value)
+        except RecursionError as exc:  # deeper than Python parses: far past the limit
+            raise forms.ValidationError(f"It is nested more than {JSON_VALUE_MAX_DEPTH} levels deep.") from exc
+        found = json_problem(value, max_depth=JSON_VALUE_MAX_DEPTH)
+        if found is not None:
+            path, problem = found
+            raise forms.ValidationError(f"{readable_path(path) or 'It'} {problem}.")
+        size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+        if size > settings.METADATA_MAX_BYTES:
+            raise forms.ValidationError(f"It is {size} bytes as JSON; the limit is {settings.METADATA_MAX_BYTES}.")
+        return value
+
+
+class ShownMetadataMixin:
+    """Metadata read as text and parsed for showing (see ``selectors.with_metadata_text``): a value kept
+    before its depth was limited is shown cut, and is then not editable (saving would keep the cut)."""
+
+    def get_queryset(self, request):
+        return selectors.with_metadata_text(super().get_queryset(request))
+
+    def get_object(self, request, object_id, from_field=None):
+        obj = super().get_object(request, object_id, from_field)
+        if obj is not None:
+            selectors.metadata_loaded([obj])
+        return obj
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = tuple(super().get_readonly_fields(request, obj))
+        return (*fields, "metadata") if getattr(obj, "metadata_cut", False) else fields
+
+    def save_model(self, request, obj, form, change) -> None:
+        if not getattr(obj, "metadata_cut", False):
+            super().save_model(request, obj, form, change)
+            return
+        # What is shown is cut; what is stored stays as it was.
+        kept = [f.name for f in obj._meta.concrete_fields if not f.primary_key and f.name != "metadata"]
+        obj.save(update_fields=kept)
+
+
 @admin.register(ChatSession)
-class ChatSessionAdmin(ServiceDeleteMixin, admin.ModelAdmin):
+class ChatSessionAdmin(ShownMetadataMixin, ServiceDeleteMixin, admin.ModelAdmin):
     list_display = ("short_title", "owner", "agent_id", "created_at", "last_message_at", "committed_at", "read")
     list_filter = ("agent_id", "created_at", "committed_at")
     search_fields = ("id", "title", "owner__username", "agent_id")
@@ -47,6 +98,7 @@ class ChatSessionAdmin(ServiceDeleteMixin, admin.ModelAdmin):
     # The owner and agent are copied onto every message and archive; the summary and its watermark are
     # derived from the messages. Only the title and metadata are a person's to change.
     readonly_fields = tuple(name for name in fields if name not in ("title", "metadata"))
+    formfield_overrides = {models.JSONField: {"form_class": StorableJSONFormField}}
     actions = [
         "delete_selected",
         confirmed_action(
@@ -82,16 +134,19 @@ class ChatSessionAdmin(ServiceDeleteMixin, admin.ModelAdmin):
 
 
 @admin.register(Message)
-class MessageAdmin(ReadOnlyAdminMixin, EmbeddingAdminMixin, admin.ModelAdmin):
+class MessageAdmin(ShownMetadataMixin, ReadOnlyAdminMixin, EmbeddingAdminMixin, admin.ModelAdmin):
     """Messages as they were recorded: a changed text would no longer match its vector, its archive's
     summary or the memories drawn from it. A conversation is deleted whole."""
 
     list_display = ("short_session", "seq", "role", "short_content", "created_at", "token_count", "embedded")
     list_filter = ("role", EmbeddedFilter, "embedding_model", "created_at")
     search_fields = ("content", "session__title", "session__id", "owner__username")
-    list_select_related = ("session",)
     ordering = ("-created_at", "-id")
     readonly_fields = ("embedding_model",)
+
+    def get_queryset(self, request):
+        # The conversation is shown by its title; its metadata, however deep, is not read.
+        return super().get_queryset(request).select_related("session").defer("session__metadata")
 
     @admin.display(description="conversation")
     def short_session(self, obj: Message) -> str:

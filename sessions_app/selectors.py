@@ -17,13 +17,19 @@ from django.db.models import (
     Exists,
     ExpressionWrapper,
     F,
+    Func,
+    IntegerField,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
+    Sum,
+    TextField,
+    Window,
 )
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Cast, Coalesce
 
+from config.parsers import json_loads_within_depth
 from retrieval_app.core.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 from retrieval_app.core.text import TEXT_SEARCH_CONFIG
 from retrieval_app.core.vectors import cosine_distance
@@ -81,6 +87,154 @@ def session_archives(*, session: ChatSession) -> QuerySet[Archive]:
     return Archive.objects.filter(session=session).defer("embedding").order_by("index")
 
 
+# --- Metadata as it can be shown ---------------------------------------------------------------------
+
+
+def with_metadata_text(rows: QuerySet) -> QuerySet:
+    """Rows whose metadata is read as its JSON text, to be parsed by ``metadata_loaded``: a value kept
+    before its depth was limited would fail the ORM's own parsing, and every page or answer holding it."""
+    return rows.defer("metadata").annotate(metadata_text=Cast("metadata", TextField()))
+
+
+def metadata_loaded(rows: Sequence[Any]) -> list[Any]:
+    """``rows`` (from ``with_metadata_text``) with their metadata set, nested too deep parts cut, and
+    ``metadata_cut`` saying where that happened."""
+    for row in rows:
+        text = row.metadata_text
+        row.metadata, row.metadata_cut = json_loads_within_depth(text) if text is not None else ({}, False)
+    return list(rows)
+
+
+# --- Pages of a session's messages and archives -----------------------------------------------------------
+
+# A page holds at most this many bytes of text and metadata (and always one row, however large), so that
+# no page of a long conversation, nor of one with very long turns, can fill a server's memory.
+PAGE_MAX_BYTES = 2 * 1024 * 1024
+
+
+@dataclass
+class Page:
+    """Rows of a session in their order (oldest first), and where the pages around them start: the key
+    (``seq`` or ``index``) before which the earlier page ends, and after which the later one begins."""
+
+    rows: list[Any]
+    earlier_before: int | None
+    later_after: int | None
+
+
+def _page_keys(
+    rows: QuerySet, *, key: str, size: Any, limit: int, before: int | None, after: int | None, max_bytes: int
+) -> tuple[list[int], bool]:
+    """The keys of one page, oldest first, and whether more rows lie beyond it in the direction read:
+    from ``after`` onwards, else back from ``before`` (or from the newest). Only keys and sizes are read
+    here, for at most ``limit + 1`` rows, so a page costs the same at the thousandth page as at the first."""
+    if after is not None:
+        rows = rows.filter(**{f"{key}__gt": after}).order_by(key)
+    else:
+        rows = rows.filter(**{f"{key}__lt": before}) if before is not None else rows
+        rows = rows.order_by(f"-{key}")
+    sized = list(rows.annotate(page_bytes=size).values_list(key, "page_bytes")[: limit + 1])
+    keys: list[int] = []
+    used = 0
+    for value, nbytes in sized[:limit]:
+        if keys and used + (nbytes or 0) > max_bytes:
+            break
+        keys.append(value)
+        used += nbytes or 0
+    return sorted(keys), len(keys) < len(sized)
+
+
+def _page(
+    rows: QuerySet, *, key: str, size: Any, limit: int, before: int | None, after: int | None, max_bytes: int
+) -> tuple[list[int], int | None, int | None]:
+    """The keys of one page, and the bounds of the pages around it (None where there is none)."""
+    keys, more = _page_keys(rows, key=key, size=size, limit=limit, before=before, after=after, max_bytes=max_bytes)
+    if not keys:
+        # Nothing there: the page before an empty tail ends where the tail starts, and the other way round.
+        edge_before = after + 1 if after is not None else before
+        edge_after = before - 1 if before is not None else after
+        earlier = (
+            edge_before if edge_before is not None and rows.filter(**{f"{key}__lt": edge_before}).exists() else None
+        )
+        later = edge_after if edge_after is not None and rows.filter(**{f"{key}__gt": edge_after}).exists() else None
+        return keys, earlier, later
+    first, last = keys[0], keys[-1]
+    reading_back = after is None
+    has_earlier = more if reading_back else rows.filter(**{f"{key}__lt": first}).exists()
+    has_later = more if not reading_back else (before is not None and rows.filter(**{f"{key}__gt": last}).exists())
+    return keys, (first if has_earlier else None), (last if has_later else None)
+
+
+class OctetLength(Func):
+    """How many bytes a text takes (PostgreSQL's octet_length)."""
+
+    function = "OCTET_LENGTH"
+    output_field = IntegerField()
+
+
+def _text_bytes(*fields: str):
+    """The bytes a row's text and JSON fields take, as PostgreSQL stores them (read from their headers)."""
+    total = None
+    for name in fields:
+        part = Coalesce(OctetLength(Cast(name, TextField())), 0)
+        total = part if total is None else total + part
+    return total
+
+
+def session_message_page(
+    *,
+    session: ChatSession,
+    limit: int,
+    before: int | None = None,
+    after: int | None = None,
+    max_bytes: int = PAGE_MAX_BYTES,
+) -> Page:
+    """One page of a session's messages, oldest first: the newest ``limit``, or those before the
+    message ``before`` (reading back), or after the message ``after`` (reading on); fewer when their
+    text and metadata would pass ``max_bytes``."""
+    keys, earlier, later = _page(
+        Message.objects.filter(session=session),
+        key="seq",
+        size=_text_bytes("content", "metadata"),
+        limit=limit,
+        before=before,
+        after=after,
+        max_bytes=max_bytes,
+    )
+    rows = metadata_loaded(with_metadata_text(session_messages(session=session).filter(seq__in=keys))) if keys else []
+    return Page(rows=rows, earlier_before=earlier, later_after=later)
+
+
+def session_archive_page(
+    *,
+    session: ChatSession,
+    limit: int,
+    before: int | None = None,
+    after: int | None = None,
+    max_bytes: int = PAGE_MAX_BYTES,
+) -> Page:
+    """One page of a session's archives, oldest first, as ``session_message_page`` pages messages."""
+    keys, earlier, later = _page(
+        Archive.objects.filter(session=session),
+        key="index",
+        size=_text_bytes("abstract", "overview", "overview_data"),
+        limit=limit,
+        before=before,
+        after=after,
+        max_bytes=max_bytes,
+    )
+    rows = list(session_archives(session=session).filter(index__in=keys)) if keys else []
+    return Page(rows=rows, earlier_before=earlier, later_after=later)
+
+
+def session_message_count(*, session: ChatSession) -> int:
+    return Message.objects.filter(session=session).count()
+
+
+def session_archive_count(*, session: ChatSession) -> int:
+    return Archive.objects.filter(session=session).count()
+
+
 # --- Session context for search -------------------------------------------------------------------------
 
 
@@ -128,8 +282,13 @@ def session_context_for_search(
     summaries = _ranked_overviews(
         session=session, query=query, limit=max_archives, query_vector=query_vector, query_model=query_model
     )
+    # Newest first, while the turns before each one hold less than PAGE_MAX_BYTES (so the newest is always
+    # there): a thousand turns of 100,000 characters are not one answer of 100 MB.
+    size = _text_bytes("content", "metadata")
     recent = list(
         Message.objects.filter(session=session, archive__isnull=True)
+        .annotate(own_bytes=size, running_bytes=Window(Sum(size), order_by=F("seq").desc()))
+        .filter(running_bytes__lt=F("own_bytes") + PAGE_MAX_BYTES)
         .order_by("-seq")
         .values("id", "seq", "role", "content", "created_at", "metadata")[: max(0, max_messages)]
     )

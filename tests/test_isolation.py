@@ -24,13 +24,17 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import AsyncClient, Client
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from accounts_app.models import Invitation
+from accounts_app.services import invitation_create
 from config.asgi import application
 from documents_app.models import Document, DocumentNode
 from retrieval_app.core.tokens import api_token_create
 from retrieval_app.models import ApiToken, SearchTrace
 from sessions_app import services as sessions
+from sessions_app.api.paging import cursor_encode
 from sessions_app.models import Archive, ChatSession, Memory, Message
 from tests.factories import (
     ArchiveFactory,
@@ -65,6 +69,7 @@ class Owner:
     node: DocumentNode
     trace: SearchTrace
     api_token: ApiToken
+    invitation_key: str
     uris: dict[str, str] = field(default_factory=dict)
 
 
@@ -85,6 +90,9 @@ def _owner() -> Owner:
     trace = SearchTraceFactory(owner=user, session=session, query=f"{MARKER} vault")
     api_token, _ = api_token_create(user=user, name=f"{MARKER} agent")
     Token.objects.create(user=user)  # a sign-in token too (kept as a digest)
+    # The owner joined with an invitation (whose note names them); its link is spent.
+    invitation = invitation_create(created_by=UserFactory(is_superuser=True), days=1, note=f"{MARKER} family")
+    Invitation.objects.filter(pk=invitation.invitation.pk).update(used_at=timezone.now(), used_by=user)
     uris = {
         "document": document.uri,
         "node": node.uri,
@@ -92,7 +100,7 @@ def _owner() -> Owner:
         "memory": memory.uri,
         "user_root": document.uri.split("/documents/")[0],
     }
-    return Owner(user, session, message, archive, memory, document, node, trace, api_token, uris)
+    return Owner(user, session, message, archive, memory, document, node, trace, api_token, invitation.key, uris)
 
 
 def _bystander(user) -> None:
@@ -109,6 +117,7 @@ def _bystander(user) -> None:
 
 NOT_FOUND = {404}
 OWN_DATA = {200}
+PASSWORD_TRY = "a long enough passphrase"
 REFUSED_URI = {400, 404}
 
 # What others ask: it matches the owner's content by meaning and by keyword, and holds no marker itself,
@@ -140,6 +149,8 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
             {"messages": [{"role": "user", "content": "injected"}]},
             NOT_FOUND,
         ),
+        ("api/sessions/<str:session_id>/messages", "get"): (f"/api/sessions/{s}/messages", None, NOT_FOUND),
+        ("api/sessions/<str:session_id>/archives", "get"): (f"/api/sessions/{s}/archives", None, NOT_FOUND),
         ("api/sessions/<str:session_id>/commit", "post"): (f"/api/sessions/{s}/commit", {}, NOT_FOUND),
         ("api/sessions/<str:session_id>/context", "get"): (f"/api/sessions/{s}/context?query=vault", None, NOT_FOUND),
         ("api/sessions/<str:session_id>/history", "get"): (f"/api/sessions/{s}/history", None, NOT_FOUND),
@@ -207,6 +218,16 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
         ("admin/ops/", "get"): ("/admin/ops/", None, {403}),
         ("admin/ops/traces/<uuid:trace_id>/", "get"): (f"/admin/ops/traces/{o.trace.id}/", None, {403}),
         ("admin/ops/sessions/<uuid:session_id>/", "get"): (f"/admin/ops/sessions/{s}/", None, {403}),
+        ("admin/ops/people/", "get"): ("/admin/ops/people/", None, {403}),
+        # Joining: the owner's spent invitation is refused to everyone; sign-up is closed by default.
+        ("join/<str:key>/", "get"): (f"/join/{o.invitation_key}/", None, NOT_FOUND),
+        ("join/<str:key>/", "post"): (
+            f"/join/{o.invitation_key}/",
+            {"username": "taker", "password1": PASSWORD_TRY, "password2": PASSWORD_TRY},
+            NOT_FOUND,
+        ),
+        ("accounts/sign-up/", "get"): ("/accounts/sign-up/", None, NOT_FOUND),
+        ("accounts/sign-up/", "post"): ("/accounts/sign-up/", {"username": "taker"}, NOT_FOUND),
         # Last: signing out ends the caller's session.
         ("accounts/logout/", "get"): ("/accounts/logout/", None, OWN_DATA),
         ("accounts/logout/", "post"): ("/accounts/logout/", None, {302}),
@@ -223,6 +244,8 @@ def _extra_requests(o: Owner) -> list[tuple[str, str, dict | None, set[int]]]:
         ("get", f"/api/fs/read?uri={o.uris['memory']}", None, REFUSED_URI),
         ("get", f"/api/memories?category=entities&agent_id={AGENT}", None, OWN_DATA),
         ("get", f"/api/sessions?agent_id={AGENT}&page=1", None, OWN_DATA),
+        ("get", f"/api/sessions/{s}/messages?cursor={cursor_encode('before', 10**6)}&limit=200", None, NOT_FOUND),
+        ("get", f"/api/sessions/{s}/archives?cursor={cursor_encode('after', 0)}", None, NOT_FOUND),
         ("post", "/api/retrieval/find", {"query": Q, "target_uri": o.uris["node"]}, REFUSED_URI),
         ("post", "/api/retrieval/find", {"query": Q, "target_uri": o.uris["user_root"]}, REFUSED_URI),
         ("post", "/api/retrieval/find", {"query": Q, "target_uri": o.uris["archive"]}, REFUSED_URI),
@@ -258,7 +281,14 @@ PAGES = {
 OBJECT_PAGES = {"chat/<uuid:session_id>"}
 # The operators' pages: the way to the admin's sign-in page for anyone who is not staff, a refusal for
 # staff who were not granted the permission to view what they show.
-OPERATOR_PAGES = {"admin/ops/", "admin/ops/traces/<uuid:trace_id>/", "admin/ops/sessions/<uuid:session_id>/"}
+OPERATOR_PAGES = {
+    "admin/ops/",
+    "admin/ops/traces/<uuid:trace_id>/",
+    "admin/ops/sessions/<uuid:session_id>/",
+    "admin/ops/people/",
+}
+# Pages anyone may open, refusing alike whatever they are asked about: a spent link, a closed sign-up.
+JOINING = {"join/<str:key>/", "accounts/sign-up/"}
 
 
 def _routes() -> dict[str, Any]:
@@ -358,6 +388,8 @@ def _intact(o: Owner) -> None:
     assert ApiToken.objects.filter(id=o.api_token.id).exists()
     assert ApiToken.objects.filter(owner=o.user, kind=ApiToken.Kind.SIGN_IN).exists()
     assert get_user_model().objects.get(pk=o.user.pk).password == o.user.password
+    assert Invitation.objects.get(used_by=o.user).note == f"{MARKER} family"
+    assert not type(o.user).objects.filter(username="taker").exists()
     assert sessions.working_set_get(session_id=str(o.session.id)).as_dict()["resolved_terms"]
 
 
@@ -379,6 +411,8 @@ def test_no_route_lets_anyone_else_reach_or_read_a_users_objects(kind):
             allowed = {302}
         elif route in OPERATOR_PAGES:
             allowed = {403} if kind == "staff" else {302}
+        elif route in JOINING:
+            pass  # the row's answer, for anonymous callers too
         elif kind == "anonymous" and route not in PUBLIC:
             allowed = {401}
         status, content = _send(client, token, method, path, body, o)

@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "retrieval_app",
     "sessions_app",
     "documents_app",
+    "accounts_app",
 ]
 
 MIDDLEWARE = [
@@ -177,6 +178,13 @@ MEDIA_URL = "media/"
 # Every user signs in here (the admin's own form admits staff only).
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat-page"
+# How a person without an account gets one besides an invitation (accounts_app): "closed" (staff invite
+# or create them) or "approval" (anyone may ask at /accounts/sign-up/; staff approve or refuse).
+SIGN_UP_MODE = env_str("SIGN_UP_MODE", "closed")
+if SIGN_UP_MODE not in ("closed", "approval"):
+    raise ImproperlyConfigured(f"SIGN_UP_MODE={SIGN_UP_MODE!r}: choose closed or approval.")
+# Tries at joining with an invitation or asking for an account, per client address.
+JOIN_THROTTLE_RATE = env_str("JOIN_THROTTLE_RATE", "10/hour")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -246,6 +254,9 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 16, minimum=1)
 
 # --- Sessions and memory -----------------------------------------------------------------------------
 MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 100_000, minimum=1)
+# The largest metadata object a session or message takes, as JSON: ids, speakers, tags and the like fit
+# many times over, and a page of fifty sessions or messages stays a few megabytes at most.
+METADATA_MAX_BYTES = env_int("METADATA_MAX_BYTES", 64 * 1024, minimum=256)
 # The largest JSON request body accepted (1,000 messages of 10,000 characters fit comfortably).
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 20 * 1024 * 1024, minimum=1024)
 # Django's own cap on a body read into memory: the API's limit is the one that counts (a 1,000-message

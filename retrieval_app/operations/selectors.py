@@ -35,7 +35,9 @@ from documents_app.models import Document, DocumentNode
 from documents_app.uris import parse_resource_uri
 from retrieval_app.core.tracing import STAGE_LABELS, TIMED_STAGES, stage_label
 from retrieval_app.models import ModelCall, QueuedTask, SearchTrace
+from retrieval_app.operations.shown import ShownMetadata, shown_metadata
 from sessions_app.models import Archive, ChatSession, Memory, Message
+from sessions_app.selectors import metadata_loaded, with_metadata_text
 from sessions_app.uris import memory_id_of, message_ref_of
 
 # The periods an operator can choose: how far back, and the width of a chart's bars.
@@ -586,6 +588,9 @@ def trace_detail(*, trace_id: uuid.UUID | str) -> TraceView:
 
 SESSION_MESSAGES_PAGE = 200
 SESSION_TRACES = 50
+# A conversation's page shows at most its latest this many archives, and this many memories drawn from it.
+SESSION_ARCHIVES = 50
+SESSION_MEMORIES = 200
 SESSION_CALLS = 50
 
 
@@ -596,36 +601,46 @@ class SessionView:
     message_count: int
     page: int
     pages: int
-    archives: list[Archive]
+    archives: list[Archive]  # the latest SESSION_ARCHIVES, oldest first
+    archives_more: bool
     memories: list[Memory]
+    memories_more: bool
     traces: list[SearchTrace]
     trace_count: int
     calls: list[ModelCall]
     cost: dict[str, Any]  # calls, input_tokens, output_tokens, cost_usd, failures
+    metadata: ShownMetadata  # the session's; each message's is its ``shown``
 
 
 def session_detail(*, session_id: uuid.UUID | str, page: int = 1) -> SessionView:
     """One conversation as an operator reads it: its messages in order (a page at a time), archives,
     rolling summary, memories, traces and model calls with their cost. Raises ChatSession.DoesNotExist."""
-    session = ChatSession.objects.select_related("owner").annotate(message_total=Count("messages")).get(pk=session_id)
+    sessions = with_metadata_text(ChatSession.objects.select_related("owner"))
+    session = sessions.annotate(message_total=Count("messages")).get(pk=session_id)
+    metadata_loaded([session])
     count = session.message_total
     pages = max(1, -(-count // SESSION_MESSAGES_PAGE))
     page = min(max(1, page), pages)
     start = (page - 1) * SESSION_MESSAGES_PAGE
-    messages = list(
-        Message.objects.filter(session=session)
+    messages = metadata_loaded(
+        with_metadata_text(Message.objects.filter(session=session))
         .defer("embedding", "search_vector")
         .annotate(vectorised=~Q(embedding_model=""))
         .order_by("seq")[start : start + SESSION_MESSAGES_PAGE]
     )
-    archives = list(Archive.objects.filter(session=session).defer("embedding").order_by("index"))
+    for message in messages:
+        message.shown = shown_metadata(message.metadata)
+    # One row past each limit says whether there are more, without counting them all.
+    archives = list(
+        Archive.objects.filter(session=session).defer("embedding").order_by("-index")[: SESSION_ARCHIVES + 1]
+    )
     memories = list(
         Memory.objects.filter(
             Q(source_archive__session=session) | Q(source_messages__session=session), owner_id=session.owner_id
         )
         .defer("embedding", "search_vector")
         .distinct()
-        .order_by("category", "key")
+        .order_by("category", "key")[: SESSION_MEMORIES + 1]
     )
     traces = SearchTrace.objects.filter(session=session)
     calls = ModelCall.objects.filter(session=session)
@@ -642,8 +657,10 @@ def session_detail(*, session_id: uuid.UUID | str, page: int = 1) -> SessionView
         message_count=count,
         page=page,
         pages=pages,
-        archives=archives,
-        memories=memories,
+        archives=archives[:SESSION_ARCHIVES][::-1],
+        archives_more=len(archives) > SESSION_ARCHIVES,
+        memories=memories[:SESSION_MEMORIES],
+        memories_more=len(memories) > SESSION_MEMORIES,
         traces=list(
             traces.only("id", "kind", "query", "outcome", "result_count", "total_ms", "timings", "created_at").order_by(
                 "-created_at"
@@ -652,6 +669,7 @@ def session_detail(*, session_id: uuid.UUID | str, page: int = 1) -> SessionView
         trace_count=traces.count(),
         calls=list(calls.order_by("-created_at")[:SESSION_CALLS]),
         cost={key: value or 0 for key, value in cost.items()},
+        metadata=shown_metadata(session.metadata),
     )
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api import reject_nul
+from config.api import reject_nul, storable_json, storable_text
+from config.parsers import json_within_depth
 from config.schema import JSON_OBJECT, non_blank_text
 from retrieval_app.core.ai.memories import label
 from sessions_app.models import Memory, Message
@@ -16,20 +15,22 @@ from sessions_app.models import Memory, Message
 
 @extend_schema_field(JSON_OBJECT)
 class JSONObjectField(serializers.JSONField):
-    """A JSON object (not a list or a scalar), kept exactly as given."""
+    """A JSON object (not a list or a scalar), kept exactly as given: at most JSON_VALUE_MAX_DEPTH levels
+    deep and METADATA_MAX_BYTES long, every key and string storable text."""
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
         if not isinstance(value, dict):
             raise serializers.ValidationError("must be a JSON object.")
-        text = json.dumps(value, ensure_ascii=False)
-        if "\\u0000" in text or "\x00" in text:
-            raise serializers.ValidationError("must not contain NUL characters.")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:  # a lone UTF-16 surrogate, which PostgreSQL cannot store
-            raise serializers.ValidationError("must be valid Unicode text.") from exc
-        return value
+        return storable_json(value, max_bytes=settings.METADATA_MAX_BYTES)
+
+
+class ShownJSONField(serializers.JSONField):
+    """Metadata as answered: kept before depth was limited, a value nested too deep is answered cut (the
+    deeper parts replaced by a note) rather than failing the whole answer."""
+
+    def to_representation(self, value):
+        return json_within_depth(value)
 
 
 class SessionCreateSerializer(serializers.Serializer):
@@ -49,7 +50,7 @@ class SessionSerializer(serializers.Serializer):
     session_id = serializers.UUIDField(source="id")
     title = serializers.CharField()
     agent_id = serializers.CharField()
-    metadata = serializers.JSONField()
+    metadata = ShownJSONField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
     last_message_at = serializers.DateTimeField(allow_null=True)
@@ -89,7 +90,7 @@ class MessageSerializer(serializers.Serializer):
     content = serializers.CharField()
     created_at = serializers.DateTimeField()
     token_count = serializers.IntegerField()
-    metadata = serializers.JSONField()
+    metadata = ShownJSONField()
     archive_uri = serializers.CharField(source="archive.uri", allow_null=True, default=None)
     embedded = serializers.BooleanField(required=False)
 
@@ -106,10 +107,34 @@ class ArchiveSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+def _cursor(help_text: str) -> serializers.CharField:
+    return serializers.CharField(allow_null=True, help_text=help_text)
+
+
 class SessionDetailSerializer(SessionSerializer):
     rolling_summary = serializers.CharField()
-    messages = MessageSerializer(many=True)
-    archives = ArchiveSerializer(many=True)
+    messages = MessageSerializer(many=True, help_text="The latest messages, oldest first.")
+    messages_previous = _cursor("Cursor of the messages before these; null when these start at the first.")
+    messages_next = _cursor("Cursor of messages after these; null (these are the latest).")
+    messages_count = serializers.IntegerField(help_text="How many messages the session has in all.")
+    archives = ArchiveSerializer(many=True, help_text="The latest archives, oldest first.")
+    archives_previous = _cursor("Cursor of the archives before these; null when these start at the first.")
+    archives_next = _cursor("Cursor of archives after these; null (these are the latest).")
+    archives_count = serializers.IntegerField(help_text="How many archives the session has in all.")
+
+
+class _PageSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="How many there are in all.")
+    previous = _cursor("Cursor of the page before this one; null at the first.")
+    next = _cursor("Cursor of the page after this one; null at the last.")
+
+
+class MessagePageSerializer(_PageSerializer):
+    results = MessageSerializer(many=True)
+
+
+class ArchivePageSerializer(_PageSerializer):
+    results = ArchiveSerializer(many=True)
 
 
 class CommitInSerializer(serializers.Serializer):
@@ -222,10 +247,30 @@ class MemorySerializer(serializers.Serializer):
         return str(session_id) if session_id else None
 
 
+# A resolved term is a word or phrase of a conversation ("it", "the blue kettle").
+TERM_MAX_CHARS = 200
+
+
+class ResolvedTermsField(serializers.DictField):
+    """Terms and what they stand for; the terms are checked like the values, since both are kept and
+    handed to every later search of the session."""
+
+    child = serializers.CharField(max_length=2000, validators=[reject_nul])
+
+    def to_internal_value(self, data):
+        terms = super().to_internal_value(data)
+        for term in terms:
+            if not term.strip() or len(term) > TERM_MAX_CHARS:
+                raise serializers.ValidationError(f"a term must be 1 to {TERM_MAX_CHARS} characters long.")
+            try:
+                storable_text(term)
+            except serializers.ValidationError as exc:
+                raise serializers.ValidationError(f"a term {exc.detail[0]}") from exc
+        return terms
+
+
 class WorkingSetUpdateSerializer(serializers.Serializer):
-    resolved_terms = serializers.DictField(
-        child=serializers.CharField(max_length=2000, validators=[reject_nul]), required=False, default=dict
-    )
+    resolved_terms = ResolvedTermsField(required=False, default=dict)
     active_documents = serializers.ListField(
         child=serializers.CharField(max_length=512, validators=[reject_nul]),
         required=False,

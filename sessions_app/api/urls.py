@@ -8,6 +8,7 @@ urlpatterns = [
     path("sessions", views.SessionListView.as_view(), name="session-list"),
     path("sessions/<str:session_id>", views.SessionDetailView.as_view(), name="session-detail"),
     path("sessions/<str:session_id>/messages", views.SessionMessagesView.as_view(), name="session-messages"),
+    path("sessions/<str:session_id>/archives", views.SessionArchivesView.as_view(), name="session-archives"),
     path("sessions/<str:session_id>/commit", views.SessionCommitView.as_view(), name="session-commit"),
     path("sessions/<str:session_id>/context", views.SessionContextView.as_view(), name="session-context"),
     path("sessions/<str:session_id>/history", views.SessionHistoryView.as_view(), name="session-history"),

@@ -12,15 +12,30 @@ from rest_framework.views import APIView
 from config.api import validated
 from sessions_app import selectors, services
 from sessions_app.api import serializers as s
+from sessions_app.api.paging import PAGE_DEFAULT_SIZE, PAGE_PARAMETERS, PageQuerySerializer, page_bounds, page_cursors
 
 
 def _session_detail(session) -> dict:
+    """The session with its latest page of messages and of archives; earlier ones are a cursor away."""
+    messages = selectors.session_message_page(session=session, limit=PAGE_DEFAULT_SIZE)
+    archives = selectors.session_archive_page(session=session, limit=PAGE_DEFAULT_SIZE)
+    message_cursors, archive_cursors = page_cursors(messages), page_cursors(archives)
     return {
         **s.SessionSerializer(session).data,
         "rolling_summary": session.rolling_summary,
-        "messages": s.MessageSerializer(selectors.session_messages(session=session), many=True).data,
-        "archives": s.ArchiveSerializer(selectors.session_archives(session=session), many=True).data,
+        "messages": s.MessageSerializer(messages.rows, many=True).data,
+        "messages_previous": message_cursors["previous"],
+        "messages_next": message_cursors["next"],
+        "messages_count": selectors.session_message_count(session=session),
+        "archives": s.ArchiveSerializer(archives.rows, many=True).data,
+        "archives_previous": archive_cursors["previous"],
+        "archives_next": archive_cursors["next"],
+        "archives_count": selectors.session_archive_count(session=session),
     }
+
+
+def _page_answer(page, serializer_class, count: int) -> dict:
+    return {"count": count, **page_cursors(page), "results": serializer_class(page.rows, many=True).data}
 
 
 class SessionListView(APIView):
@@ -47,7 +62,14 @@ class SessionListView(APIView):
 
 
 class SessionDetailView(APIView):
-    @extend_schema(responses=s.SessionDetailSerializer, summary="A session with its messages and archives")
+    @extend_schema(
+        responses=s.SessionDetailSerializer,
+        summary="A session with its latest messages and archives",
+        description=f"`messages` and `archives` are the latest {PAGE_DEFAULT_SIZE} of each (fewer when they "
+        "would pass a few megabytes), oldest first. `messages_previous` (`archives_previous`) is the cursor "
+        "of the page before them, null when they start at the first; page on with "
+        "`GET /api/sessions/{id}/messages?cursor=` (`/archives?cursor=`).",
+    )
     def get(self, request: Request, session_id: str) -> Response:
         return Response(_session_detail(selectors.session_get(owner=request.user, session_id=session_id)))
 
@@ -65,6 +87,21 @@ class SessionDetailView(APIView):
 
 class SessionMessagesView(APIView):
     @extend_schema(
+        parameters=PAGE_PARAMETERS,
+        responses=s.MessagePageSerializer,
+        summary="A page of the session's messages, oldest first",
+        description="Without a cursor, the first page (the oldest messages). `next` is the cursor of the page "
+        "after it, `previous` of the page before it; each is null at that end. Following `next` from the "
+        "first page, or `previous` from the session's `messages_previous`, reads every message once, in order.",
+    )
+    def get(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(owner=request.user, session_id=session_id)
+        bounds = page_bounds(validated(PageQuerySerializer, request.query_params.dict()))
+        page = selectors.session_message_page(session=session, **bounds)
+        count = selectors.session_message_count(session=session)
+        return Response(_page_answer(page, s.MessageSerializer, count))
+
+    @extend_schema(
         request=s.MessagesInSerializer,
         responses={
             201: inline_serializer("MessageIds", {"ids": serializers.ListField(child=serializers.IntegerField())})
@@ -76,6 +113,21 @@ class SessionMessagesView(APIView):
         items = validated(s.MessagesInSerializer, request.data)["messages"]
         rows = services.message_bulk_create(session=session, messages=[services.NewMessage(**item) for item in items])
         return Response({"ids": [row.id for row in rows]}, status=201)
+
+
+class SessionArchivesView(APIView):
+    @extend_schema(
+        parameters=PAGE_PARAMETERS,
+        responses=s.ArchivePageSerializer,
+        summary="A page of the session's archives, oldest first",
+        description="Paged like the session's messages.",
+    )
+    def get(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(owner=request.user, session_id=session_id)
+        bounds = page_bounds(validated(PageQuerySerializer, request.query_params.dict()))
+        page = selectors.session_archive_page(session=session, **bounds)
+        count = selectors.session_archive_count(session=session)
+        return Response(_page_answer(page, s.ArchiveSerializer, count))
 
 
 class SessionCommitView(APIView):

@@ -10,6 +10,8 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
+from config.parsers import text_problem
+
 logger = logging.getLogger(__name__)
 
 
@@ -54,7 +56,22 @@ def working_set_get(*, session_id: str) -> WorkingSet:
     except Exception:  # Redis down: the session works on without its working set, as after expiry
         logger.warning("working set of session %s unavailable", session_id, exc_info=True)
         return WorkingSet()
-    return WorkingSet(**data)
+    return _readable(data)
+
+
+def _readable(data: dict[str, Any]) -> WorkingSet:
+    """The stored state, without any term or name that could not be passed on: one kept before the API
+    refused such text would otherwise fail every later search of the session, renewed at each access."""
+    terms = {
+        term: meaning
+        for term, meaning in data.get("resolved_terms", {}).items()
+        if not text_problem(str(term)) and not text_problem(str(meaning))
+    }
+    return WorkingSet(
+        resolved_terms=terms,
+        active_documents=[name for name in data.get("active_documents", []) if not text_problem(str(name))],
+        active_sections=[name for name in data.get("active_sections", []) if not text_problem(str(name))],
+    )
 
 
 def working_set_update(

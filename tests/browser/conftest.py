@@ -62,3 +62,12 @@ def model_server(fake_llm):
     yield base
     process.terminate()
     process.wait(timeout=20)
+
+
+@pytest.fixture
+def sign_up_server():
+    """A server on which anyone may ask for an account (SIGN_UP_MODE=approval)."""
+    base, process = _start_server(SIGN_UP_MODE="approval")
+    yield base
+    process.terminate()
+    process.wait(timeout=20)

@@ -16,11 +16,15 @@ except ImportError:  # the journeys skip, saying Playwright is missing, before a
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 SCREENSHOTS = ROOT / "var" / "screenshots"
 PASSWORD = "correct horse battery staple"
+# How Chromium words a refusal by the page's policy in the console.
+CSP_REFUSAL = "Content Security Policy"
+SANITISER = "/static/recollect/vendor/purify.min.js"
 
 
 def open_page(browser, base: str, *, width: int = 1440, scheme: str = "light", state=None):
     """A new page at ``width`` px in the light or dark theme (``state``: cookies to start with), and the
-    list its script errors are collected in."""
+    list its script errors and Content-Security-Policy refusals (its own and those of pages opened in its
+    context) are collected in."""
     context = browser.new_context(
         viewport={"width": width, "height": 900}, color_scheme=scheme, base_url=base, storage_state=state
     )
@@ -28,7 +32,21 @@ def open_page(browser, base: str, *, width: int = 1440, scheme: str = "light", s
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # Chromium reports whatever the Content-Security-Policy refused (a script, a handler, a style) as a
+    # console error; every page a journey visits must need nothing the policy refuses.
+    context.on("console", lambda message: _note_policy_violation(message, errors))
     return page, errors
+
+
+def _note_policy_violation(message, errors: list[str]) -> None:
+    if message.type != "error" or CSP_REFUSAL not in message.text:
+        return
+    # The sanitiser parses untrusted markup (a message with an <img onerror>) in an inert document that
+    # inherits the page's policy, and Chromium reports the handlers it finds there as refused, though
+    # nothing there could run: that is the sanitiser at work, not the page needing what the policy refuses.
+    if message.location.get("url", "").endswith(SANITISER) and "inline event handler" in message.text:
+        return
+    errors.append(f"{message.page.url if message.page else '?'}: {message.text}")
 
 
 def sign_in(page, username: str, *, at: str = "/chat/") -> None:

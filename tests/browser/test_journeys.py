@@ -207,9 +207,10 @@ def _screenshots(browser, base: str, state, session_url: str) -> None:
                     page.screenshot(path=str(SCREENSHOTS / f"source-{width}-{scheme}.png"))
             assert not errors, errors
             page.context.close()
-            page, _ = open_page(browser, base, width=width, scheme=scheme)
+            page, errors = open_page(browser, base, width=width, scheme=scheme)
             page.goto("/accounts/login/")
             page.screenshot(path=str(SCREENSHOTS / f"login-{width}-{scheme}.png"))
+            assert not errors, errors
             page.context.close()
     print(f"\nscreenshots in {SCREENSHOTS}")
 

@@ -189,14 +189,15 @@ def _screenshots(browser, base: str, state, session_url: str, trace_url: str) ->
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for scheme in ("light", "dark"):
         # A phone, too: an operator paged at night reads the dashboard and a trace there.
-        phone, _ = open_page(browser, base, width=390, scheme=scheme, state=state)
+        phone, errors = open_page(browser, base, width=390, scheme=scheme, state=state)
         for name, path in (("ops-dashboard", "/admin/ops/?period=24h"), ("ops-trace", trace_url)):
             phone.goto(path)
             phone.wait_for_load_state("networkidle")
             assert _fits(phone), f"{name} overflows at 390 px"
             phone.screenshot(path=str(SCREENSHOTS / f"{name}-390-{scheme}.png"))
+        assert not errors, errors
         phone.context.close()
-        page, _ = open_page(browser, base, width=1440, scheme=scheme, state=state)
+        page, errors = open_page(browser, base, width=1440, scheme=scheme, state=state)
         for name, path in (
             ("ops-dashboard", "/admin/ops/?period=24h"),
             ("ops-trace", trace_url),
@@ -209,5 +210,6 @@ def _screenshots(browser, base: str, state, session_url: str, trace_url: str) ->
             page.goto(path)
             page.wait_for_load_state("networkidle")
             page.screenshot(path=str(SCREENSHOTS / f"{name}-1440-{scheme}.png"), full_page=name.startswith("ops"))
+        assert not errors, errors
         page.context.close()
     print(f"\nscreenshots in {SCREENSHOTS}")

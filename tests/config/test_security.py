@@ -4,6 +4,7 @@ dodge, throttled sign-in pages, and debug pages that show no password or token."
 from __future__ import annotations
 
 import importlib
+import re
 import stat
 import sys
 from pathlib import Path
@@ -115,8 +116,53 @@ def test_uploads_stored_before_are_made_private_by_the_migration(settings, tmp_p
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
 
 
-@pytest.mark.django_db
-def test_pages_load_images_from_this_site_only(client):
-    policy = client.get("/accounts/login/")["Content-Security-Policy"]
-    assert policy == "img-src 'self' data: blob:"
-    assert "Content-Security-Policy" not in client.get("/api/health")  # JSON needs none
+STRICT_DIRECTIVES = (
+    "script-src 'self';",
+    "style-src 'self';",
+    "object-src 'none';",
+    "base-uri 'self';",
+    "frame-ancestors 'none';",
+    "img-src 'self' data: blob:;",
+)
+# Markup that a policy of script-src 'self' and style-src 'self' would refuse: a <script> with no src, an
+# inline event handler, a javascript: link, a style attribute or element.
+INLINE_CODE = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>|\son[a-z]+\s*=|javascript:|\sstyle\s*=|<style", re.IGNORECASE)
+
+
+def _policy(client, path: str) -> str:
+    response = client.get(path)
+    assert response.status_code == 200, (path, response.status_code)
+    return response["Content-Security-Policy"]
+
+
+@pytest.mark.parametrize("path", ["/accounts/login/", "/chat/", "/account/", "/admin/", "/admin/ops/", "/api/docs/"])
+def test_every_page_runs_only_this_sites_scripts_and_styles(path):
+    client = Client()
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    policy = _policy(client, path)
+    for directive in STRICT_DIRECTIVES:
+        assert directive in policy, (path, directive, policy)
+    assert "unsafe" not in policy and "nonce" not in policy
+
+
+def test_the_api_reference_alone_admits_inline_styles_and_never_inline_scripts():
+    client = Client()
+    client.force_login(UserFactory())
+    policy = _policy(client, "/api/redoc/")
+    assert "script-src 'self';" in policy and "style-src 'self' 'unsafe-inline';" in policy
+    assert "worker-src 'self' blob:;" in policy and "frame-ancestors 'none'" in policy
+
+
+def test_json_answers_need_no_policy(client):
+    assert "Content-Security-Policy" not in client.get("/api/health")
+
+
+def test_no_template_or_script_carries_inline_code():
+    root = Path(__file__).resolve().parents[2]
+    offenders = [
+        f"{path.relative_to(root)}:{number}"
+        for path in (root / "templates").rglob("*.html")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if INLINE_CODE.search(line)
+    ]
+    assert offenders == []

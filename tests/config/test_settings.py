@@ -73,3 +73,9 @@ def test_the_embedded_redis_serves_celery_channels_and_the_cache_from_one_url():
         {"address": settings.REDIS_URL, "socket_timeout": None}
     ]
     assert settings.CACHES["default"]["LOCATION"] == settings.REDIS_URL
+
+
+def test_an_unknown_sign_up_mode_is_refused_at_start():
+    result = manage("check", env=clean_env(**PRODUCTION, SIGN_UP_MODE="open"))
+    assert result.returncode != 0
+    assert "SIGN_UP_MODE='open': choose closed or approval." in result.stderr

@@ -5,7 +5,6 @@ import os
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
 
 from documents_app import services
 from documents_app.models import Document, DocumentNode
@@ -264,22 +263,6 @@ def test_tiers_come_from_the_llm_when_one_is_configured(auth_client, hosted_llm,
     assert detail["overview"] == "An overview written by the model about warranty coverage."
     assert detail["abstract"] == "An overview written by the model about warranty coverage."
     assert ModelCall.objects.filter(purpose="document_tier", backend="litellm").exists()
-
-
-def test_ingest_loads_a_folder_recursively_with_a_progress_bar(tmp_path, capsys):
-    UserFactory(username="librarian")
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "a.md").write_bytes(MARKDOWN)
-    (tmp_path / "sub" / "b.txt").write_text("Second document about the pump maintenance schedule.")
-    (tmp_path / "sub" / "c.pdf").write_bytes(b"text pretending to be a pdf")
-    (tmp_path / "sub" / "ignored.png").write_bytes(b"\x89PNG")
-    call_command("ingest", str(tmp_path), "--user", "librarian")
-    out = capsys.readouterr()
-    assert "2 indexed, 1 refused" in out.out
-    assert "3/3" in out.err
-    assert Document.objects.filter(status="ready").count() == 2
-    call_command("ingest", str(tmp_path), "--user", "librarian")
-    assert "2 existing, 1 refused" in capsys.readouterr().out
 
 
 def test_a_uri_with_a_malformed_document_id_is_a_400(auth_client, user):

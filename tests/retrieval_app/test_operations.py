@@ -297,6 +297,17 @@ def test_a_conversation_page_costs_the_same_queries_however_long_it_is(staff_cli
     assert response.status_code == 200
 
 
+def test_a_conversation_page_shows_its_latest_archives_however_many_there_are(staff_client, user):
+    session = ChatSessionFactory(owner=user)
+    for index in range(1, selectors.SESSION_ARCHIVES + 2):
+        ArchiveFactory(session=session, index=index, abstract=f"Archive number {index} of many.")
+    page = staff_client.get(f"/admin/ops/sessions/{session.id}/").content.decode()
+    assert f"Archives (the latest {selectors.SESSION_ARCHIVES})" in page
+    assert "Archive number 1 of many." not in page
+    shown = [f"Archive number {n} of many." for n in (2, selectors.SESSION_ARCHIVES + 1)]
+    assert all(text in page for text in shown) and page.index(shown[0]) < page.index(shown[1])
+
+
 def test_operators_pages_need_staff_with_the_permission_to_view_what_they_show(user, now):
     trace = _trace(user, at=now, session=ChatSessionFactory(owner=user))
     paths = ["/admin/ops/", f"/admin/ops/traces/{trace.id}/", f"/admin/ops/sessions/{trace.session_id}/"]

@@ -120,6 +120,16 @@ def test_a_list_of_short_items_is_one_sentence_with_its_introduction():
     )
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["Parts:\n- \n- .\n", "Spare parts:\n-   \n", "| code | |\n|---|---|\n| E1 | |\n"],
+)
+def test_empty_list_items_and_table_cells_are_described_without_failing(text):
+    # An empty bullet in a README once stopped the whole document from being indexed.
+    described = describe([text], max_words=60)
+    assert described and "  " not in described and not described.endswith(" .")
+
+
 def test_a_table_is_described_in_a_sentence():
     assert (
         describe([ERROR_CODES], max_words=60) == "For each code it has the meaning: E1, Boiled dry; E2, Sensor fault."

@@ -567,7 +567,9 @@ def _classify(sentence: str) -> _Unit:
 
 def _join_and(items: Sequence[str]) -> str:
     items = [item for item in items if item]
-    return items[0] if len(items) < 2 else f"{', '.join(items[:-1])} and {items[-1]}"
+    if len(items) < 2:
+        return items[0] if items else ""
+    return f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 TABLE_UNIT_WORDS = 40
@@ -605,6 +607,8 @@ def _item_words(item: str) -> str:
 def _list_unit(items: list[str], intro: str) -> _Unit:
     kept: list[str] = []
     words = 0
+    # An empty bullet ("- " or "-  .") names nothing and must not leave a gap in the sentence.
+    items = [item for item in items if _item_words(item)]
     for item in items:
         if words + len(item.split()) > LIST_UNIT_WORDS and kept:
             kept.append(f"{len(items) - len(kept)} more")
@@ -612,7 +616,8 @@ def _list_unit(items: list[str], intro: str) -> _Unit:
         kept.append(_item_words(item))
         words += len(item.split())
     lead = intro.rstrip(" :") if intro else "It has"
-    return _Unit("list", f"{lead} {_join_and(kept)}.", " ".join([intro, *items]))
+    listed = f"{lead} {_join_and(kept)}" if kept else lead
+    return _Unit("list", f"{listed}.", " ".join([intro, *items]))
 
 
 def _is_table_row(line: str) -> bool:

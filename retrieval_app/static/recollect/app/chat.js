@@ -40,11 +40,11 @@
       const data = await api(`/api/sessions?${params}`);
       if (reset) list.textContent = "";
       for (const s of data.results) list.append(sessionItem(s));
-      if (reset && !data.results.length) list.append(el("li", { className: "muted small", style: "padding:.5rem", textContent: q || agent ? "No conversation matches." : "No conversations yet." }));
+      if (reset && !data.results.length) list.append(el("li", { className: "muted small padded", textContent: q || agent ? "No conversation matches." : "No conversations yet." }));
       $("more-sessions").hidden = !data.next;
     } catch (exc) {
       list.textContent = "";
-      list.append(el("li", { className: "error-text small", style: "padding:.5rem", textContent: `Could not load conversations: ${exc.message}` }));
+      list.append(el("li", { className: "error-text small padded", textContent: `Could not load conversations: ${exc.message}` }));
     }
   }
   let searchTimer = null;
@@ -195,11 +195,13 @@
     const box = $("archives");
     box.textContent = "";
     if (!archives.length) return;
-    const details = el("details", {}, el("summary", { textContent: `Remembered so far: ${archives.length} archive${archives.length > 1 ? "s" : ""}` }));
+    const total = session.archives_count || archives.length;
+    const shown = total > archives.length ? ` (the latest ${archives.length} below)` : "";
+    const details = el("details", {}, el("summary", { textContent: `Remembered so far: ${total} archive${total > 1 ? "s" : ""}${shown}` }));
     for (const a of archives) {
       // The overview is lines ("Topic: …", "Key facts:", "- …"), shown as written.
       const overview = el("div", { className: "small pre-line", textContent: a.overview || "" });
-      details.append(el("div", { style: "margin:.4rem 0" },
+      details.append(el("div", { className: "archive-entry" },
         el("strong", { textContent: `#${a.index} · ${a.message_count} messages · ` }), el("span", { textContent: a.abstract || "" }), overview));
     }
     box.append(details);
@@ -215,13 +217,52 @@
     return true;
   }
 
+  // A session answers its latest turns; earlier ones come a page at a time, above them, on demand (or
+  // until a linked turn is reached), so a long conversation opens as fast as a short one.
+  const EARLIER_PAGE = 200;
+  let earlierCursor = null;
+  let earlierButton = null;
+
+  function showEarlierButton() {
+    if (earlierButton) earlierButton.remove();
+    earlierButton = null;
+    if (!earlierCursor) return;
+    earlierButton = el("button", { type: "button", className: "link earlier", style: "align-self:center", textContent: "Show earlier messages", onclick: () => loadEarlier().catch((exc) => R.toast(`Could not load earlier messages: ${exc.message}`, "error")) });
+    log.prepend(earlierButton);
+  }
+
+  async function loadEarlier() {
+    if (!earlierCursor) return;
+    if (earlierButton) earlierButton.disabled = true;
+    const page = await api(`/api/sessions/${sessionId}/messages?${new URLSearchParams({ cursor: earlierCursor, limit: EARLIER_PAGE })}`);
+    // Turns render at the end of the log; they are moved above the ones shown, keeping the reader's place.
+    const first = earlierButton ? earlierButton.nextSibling : log.firstChild;
+    const kept = { lastArchived, lastQuestion }, height = log.scrollHeight;
+    const start = log.childNodes.length;
+    for (const message of page.results) renderStored(message);
+    for (const node of Array.from(log.childNodes).slice(start)) log.insertBefore(node, first);
+    ({ lastArchived, lastQuestion } = kept);
+    refreshTurnActions();
+    earlierCursor = page.previous;
+    showEarlierButton();
+    log.scrollTop += log.scrollHeight - height;
+  }
+
+  // A link to an earlier turn (a citation of this conversation) pages back until that turn is shown.
+  async function revealTurn() {
+    while (location.hash.startsWith("#m-") && !document.getElementById(location.hash.slice(1)) && earlierCursor) await loadEarlier();
+    return showTurn();
+  }
+
   async function loadSession() {
     if (!sessionId) return;
     try {
       const data = await api(`/api/sessions/${sessionId}`);
       showSession(data);
       for (const message of data.messages) renderStored(message);
-      if (!showTurn()) log.scrollTop = log.scrollHeight;
+      earlierCursor = data.messages_previous;
+      showEarlierButton();
+      if (!(await revealTurn())) log.scrollTop = log.scrollHeight;
     } catch (exc) {
       log.append(el("div", { className: "error-box", textContent: `This conversation could not be loaded: ${exc.message}` }));
     }
@@ -568,7 +609,7 @@
   }
 
   // --- Start -----------------------------------------------------------------------------------------
-  window.addEventListener("hashchange", showTurn);
+  window.addEventListener("hashchange", () => revealTurn().catch((exc) => R.toast(`Could not load earlier messages: ${exc.message}`, "error")));
   loadSessions();
   loadSession();
   R.socket.connect();

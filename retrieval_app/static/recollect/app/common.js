@@ -196,5 +196,21 @@
     },
   };
 
+  // Pages declare their behaviour in attributes, never in inline handlers (the Content-Security-Policy
+  // runs no inline script): a button with data-copy="<id>" copies that element's text; a form with
+  // data-confirm="<question>" asks first, in the page's dialog (its button says data-confirm-ok).
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-copy]");
+    if (!button) return;
+    const source = document.getElementById(button.dataset.copy);
+    if (source) copyText(source.value !== undefined ? source.value : source.textContent, button);
+  });
+  document.addEventListener("submit", async (event) => {
+    const form = event.target;
+    if (!form.dataset || !form.dataset.confirm) return;
+    event.preventDefault();
+    if (await confirmAction(form.dataset.confirm, form.dataset.confirmOk || "OK")) HTMLFormElement.prototype.submit.call(form);
+  });
+
   window.Recollect = { api, ApiError, renderMarkdown, copyText, toast, banner, confirmAction, el, when, bytes, socket };
 })();

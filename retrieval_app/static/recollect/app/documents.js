@@ -43,7 +43,7 @@
       el("div", { className: "muted small", textContent: [doc.filename !== name ? doc.filename : "", doc.size_bytes ? R.bytes(doc.size_bytes) : "", doc.node_count ? `${doc.node_count} nodes` : "", R.when(doc.created_at)].filter(Boolean).join(" · ") }),
       doc.status === "failed" ? el("div", { className: "error-box", role: "alert", textContent: `Could not index: ${plainError(doc.error)}` }) : null,
       doc.status === "pending" && doc.error ? el("div", { className: "muted small", textContent: plainError(doc.error) }) : null,
-      el("div", { className: "row", style: "margin-top:.3rem" },
+      el("div", { className: "row doc-actions" },
         el("button", { type: "button", className: "icon", textContent: "Browse", disabled: doc.status !== "ready", "aria-label": `Browse ${name}`, onclick: () => browse(doc) }),
         el("a", { className: "button icon", href: `/chat/?doc=${doc.doc_id}`, textContent: "Chat about it", "aria-disabled": doc.status !== "ready" ? "true" : null, hidden: doc.status !== "ready" }),
         el("button", { type: "button", className: "icon", textContent: "Rename", "aria-label": `Rename ${name}`, onclick: () => rename(li, doc.doc_id) }),
@@ -265,7 +265,7 @@
         el("div", { className: "tier" }, el("strong", { textContent: "L1 · overview" }), el("p", { textContent: l1.text || "(empty)" })));
       const button = el("button", { type: "button", textContent: "Show the full text (L2)", onclick: async () => {
         button.disabled = true;
-        try { const l2 = await read("L2"); button.replaceWith(el("div", { className: "tier" }, el("strong", { textContent: "L2 · full text" }), el("pre", { style: "white-space:pre-wrap;max-height:24rem;overflow:auto", textContent: l2.text }))); }
+        try { const l2 = await read("L2"); button.replaceWith(el("div", { className: "tier" }, el("strong", { textContent: "L2 · full text" }), el("pre", { className: "full-text", textContent: l2.text }))); }
         catch (exc) { button.disabled = false; R.toast(exc.message, "error"); }
       } });
       box.append(button);

@@ -53,7 +53,7 @@
       catch (exc) { save.disabled = false; error.textContent = exc.message; }
     } });
     const cancel = el("button", { type: "button", textContent: "Cancel", onclick: () => fill(node, memory) });
-    node.querySelector(".content").replaceWith(el("div", {}, area, error, el("div", { className: "row", style: "margin:.3rem 0" }, save, cancel)));
+    node.querySelector(".content").replaceWith(el("div", {}, area, error, el("div", { className: "row edit-actions" }, save, cancel)));
     area.focus();
   }
 
