@@ -155,16 +155,31 @@ def throttled_response(throttle: SimpleRateThrottle, what: str) -> HttpResponse:
     )
 
 
+# The throttle rate (DEFAULT_THROTTLE_RATES) of wrong keys on the websocket: AUTH_THROTTLE_RATE, like sign-in.
+TOKEN_GUESS_SCOPE = "ws_token"  # noqa: S105 (a throttle scope, not a secret)
+
+
 def _token_guesses_key(address: str) -> str:
-    return f"throttle_ws_token_{address}"
+    return f"throttle_{TOKEN_GUESS_SCOPE}_{address}"
+
+
+def token_guess_period() -> int:
+    """How long, in seconds, wrong keys are counted (and an address that sent too many is refused)."""
+    return _token_guess_limit()[1]
+
+
+def _token_guess_limit() -> tuple[int, int]:
+    # Read at each call, not once per process like DRF's throttles: it is a setting like any other.
+    return LoginRateThrottle().parse_rate(api_settings.DEFAULT_THROTTLE_RATES[TOKEN_GUESS_SCOPE])
 
 
 def token_guess_allowed(address: str) -> bool:
-    """Whether a websocket from ``address`` may try a token now: after AUTH_THROTTLE_RATE wrong keys,
-    it may not until the period passes (an integration with a good key is never held up)."""
+    """Whether a websocket from ``address`` may present a key now: once it has sent too many wrong ones
+    in the period, no key from it is even looked up, right or wrong, until the period passes (as the
+    sign-in pages refuse even the right password)."""
     try:
-        return (cache.get(_token_guesses_key(address)) or 0) < LoginRateThrottle().num_requests
-    except (RedisError, OSError) as exc:  # without Redis, tokens are checked unthrottled rather than refused
+        return (cache.get(_token_guesses_key(address)) or 0) < _token_guess_limit()[0]
+    except (RedisError, OSError) as exc:  # without Redis, keys are checked uncounted rather than refused
         logger.warning("token guesses cannot be counted: %s", exc)
         return True
 
@@ -172,7 +187,7 @@ def token_guess_allowed(address: str) -> bool:
 def token_guess_failed(address: str) -> None:
     key = _token_guesses_key(address)
     try:
-        cache.add(key, 0, timeout=LoginRateThrottle().duration)
+        cache.add(key, 0, timeout=token_guess_period())
         cache.incr(key)
     except (RedisError, OSError, ValueError) as exc:  # ValueError: the count expired between the two calls
         logger.warning("a token guess could not be counted: %s", exc)

@@ -13,7 +13,7 @@ from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from config.security import scope_client_address, token_guess_allowed, token_guess_failed
+from config.security import scope_client_address, token_guess_allowed, token_guess_failed, token_guess_period
 
 
 def _credential_for_token_sync(key: str, address: str):
@@ -23,7 +23,7 @@ def _credential_for_token_sync(key: str, address: str):
     from retrieval_app.core.db import release_database_connections
 
     if not token_guess_allowed(address):
-        return None
+        return THROTTLED
     try:
         found = credential_for_key(key)
     finally:
@@ -35,6 +35,8 @@ def _credential_for_token_sync(key: str, address: str):
 
 
 _credential_for_token = DatabaseSyncToAsync(_credential_for_token_sync)
+# What the lookup answers for an address that sent too many wrong keys: no key of it is looked up.
+THROTTLED = "throttled"
 
 
 class ThreadPerSocket:
@@ -67,7 +69,9 @@ class TokenAuthMiddleware(BaseMiddleware):
         key = _token_of(scope)
         if key and not getattr(scope.get("user"), "is_authenticated", False):
             found = await _credential_for_token(key, scope_client_address(scope))
-            if found is not None:
+            if found == THROTTLED:
+                scope = {**scope, "auth_throttled": token_guess_period()}
+            elif found is not None:
                 # Signed in by a token, not by the browser's session: signing out of a browser ends
                 # that browser's sockets, never an integration's; revoking the token ends this one.
                 user, credential = found

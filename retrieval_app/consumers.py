@@ -71,6 +71,7 @@ def announce_sign_out(sender, request, user, **kwargs) -> None:
 
 
 UNAUTHENTICATED = 4401
+THROTTLED_CLOSE = 4429
 MAX_FRAME_CHARS = 256 * 1024
 # The first retry of the channel layer after it failed, and the longest wait between two retries.
 LAYER_RETRY_FIRST_S, LAYER_RETRY_MAX_S = 1.0, 15.0
@@ -96,8 +97,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
+            if self.scope.get("auth_throttled"):
+                return await self._refuse_throttled(self.scope["auth_throttled"])
             await self.close(code=UNAUTHENTICATED)
-            return
+            return None
         if self.scope.get("auth_by") == "token":
             self.credential = self.scope.get("credential")
         else:
@@ -112,6 +115,16 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._send_layer_notice()
         if self.credential is not None and self.credential.expires_at is not None:
             self._expiry_task = asyncio.create_task(self._close_at(self.credential.expires_at))
+
+    async def _refuse_throttled(self, period_s: int) -> None:
+        """Tells a client that sent too many wrong keys why its socket closes (a refused handshake could
+        not say), with the most it has to wait, and closes it."""
+        await self.accept()
+        message = f"Too many wrong API keys from this address; try again within {period_s} seconds."
+        await self.send(
+            events.ws_frame(events.ERROR, events.error_data(message, code="throttled", retry_after=period_s))
+        )
+        await self.close(code=THROTTLED_CLOSE)
 
     async def _close_at(self, expires_at: datetime) -> None:
         """A token that expires ends its sockets when it does, not at their next turn."""

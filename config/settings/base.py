@@ -201,7 +201,11 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_THROTTLE_RATES": {"auth": env_str("AUTH_THROTTLE_RATE", "20/min")},
+    # "ws_token": wrong API keys presented to the websocket, per client address.
+    "DEFAULT_THROTTLE_RATES": {
+        "auth": env_str("AUTH_THROTTLE_RATE", "20/min"),
+        "ws_token": env_str("AUTH_THROTTLE_RATE", "20/min"),
+    },
     # How many proxies in front of Recollect append to X-Forwarded-For. 0: throttles key on the
     # connecting address, so a client cannot pick a new identity per request by sending the header.
     "NUM_PROXIES": env_int("NUM_PROXIES", 0, minimum=0),

@@ -183,23 +183,32 @@ def test_signing_out_everywhere_is_throttled_like_a_password_change(person, brow
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
 
 
-async def _connects(key: str) -> bool:
+async def _answer_of(key: str) -> dict | None:
+    """What a socket opened with ``key`` answers a ping (None: its handshake was refused)."""
     communicator = WebsocketCommunicator(application, f"/ws/chat/?token={key}")
     connected, _ = await communicator.connect(timeout=10)
-    if connected:
-        await communicator.disconnect()
-    return connected
+    if not connected:
+        return None
+    await communicator.send_to(text_data=json.dumps({"type": "ping"}))
+    frame = json.loads(await communicator.receive_from(timeout=5))
+    if frame.get("code") == "throttled":
+        frame["closed"] = (await communicator.receive_output(timeout=5))["code"]
+    await communicator.disconnect()
+    return frame
 
 
 @pytest.mark.django_db(transaction=True)
-def test_websocket_token_guesses_are_throttled_per_address(person):
+def test_websocket_token_guesses_are_throttled_per_address(person, settings):
+    rates = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {**rates, "ws_token": "20/min"}}
     _, key = tokens.api_token_create(user=person, name="agent")
-    assert async_to_sync(_connects)(key)
-    guesses = [async_to_sync(_connects)(f"rk_{attempt:040d}") for attempt in range(20)]
-    assert not any(guesses)
-    assert not async_to_sync(_connects)(key), "after 20 wrong keys, the address may try none until later"
+    assert async_to_sync(_answer_of)(key) == {"type": "pong"}
+    guesses = [async_to_sync(_answer_of)(f"rk_{attempt:040d}") for attempt in range(20)]
+    assert guesses == [None] * 20
+    refused = async_to_sync(_answer_of)(key)  # after 20 wrong keys, none is looked up until the period ends
+    assert refused["code"] == "throttled" and refused["details"]["retry_after"] == 60 and refused["closed"] == 4429
     cache.clear()
-    assert async_to_sync(_connects)(key)
+    assert async_to_sync(_answer_of)(key) == {"type": "pong"}
 
 
 def test_the_credential_check_follows_each_way_a_credential_ends(person):
