@@ -27,15 +27,18 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from config import health
+from config.connections import release_database_connections
 from config.exceptions import (
     DATABASE_DOWN_MESSAGE,
     ConflictError,
     DomainError,
     InvalidInputError,
     NotFoundError,
+    RequestStoppedError,
     TooLargeError,
     UnavailableError,
     is_database_down,
+    is_statement_cancelled,
 )
 
 _DOMAIN_STATUS: list[tuple[type[DomainError], int]] = [
@@ -44,6 +47,7 @@ _DOMAIN_STATUS: list[tuple[type[DomainError], int]] = [
     (ConflictError, 409),
     (TooLargeError, 413),
     (UnavailableError, 503),
+    (RequestStoppedError, 503),
 ]
 
 
@@ -65,10 +69,17 @@ def _first_message(detail: Any) -> str:
     return str(detail)
 
 
+def request_stopped_body() -> dict[str, Any]:
+    return error_body(RequestStoppedError.code, RequestStoppedError.default_message)
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
         status = next((code for kind, code in _DOMAIN_STATUS if isinstance(exc, kind)), 400)
-        return Response(error_body(exc.code, exc.message, exc.details), status=status)
+        headers = {"Retry-After": "5"} if status == 503 else None
+        return Response(error_body(exc.code, exc.message, exc.details), status=status, headers=headers)
+    if is_statement_cancelled(exc):
+        return Response(request_stopped_body(), status=503, headers={"Retry-After": "5"})
     if is_database_down(exc):
         return Response(database_unavailable_body(), status=503, headers={"Retry-After": "5"})
     if isinstance(exc, RedisError):
@@ -132,15 +143,41 @@ class TokenView(ObtainAuthToken):
     parser_classes = api_settings.DEFAULT_PARSER_CLASSES
 
 
-class HealthView(APIView):
-    """Liveness and readiness: the database with pgvector, Redis, and (``?deep=1``) the Celery workers
-    and their queues: every queue must have a worker consuming it; its backlog and the oldest waiting
-    task's age are reported, and ``problems`` says in words what is wrong.
+DEEP_VALUES = ("1", "true")
 
-    Anyone may ask whether the service is healthy; versions and error texts are for staff only.
+
+def _is_staff(request: Request) -> bool:
+    return bool(request.user and request.user.is_staff)
+
+
+class DeepHealthThrottle(ScopedRateThrottle):
+    """Deep checks by anyone but staff, per client (HEALTH_THROTTLE_RATE); a Redis that is down does not
+    stop the check that reports it."""
+
+    def allow_request(self, request: Request, view) -> bool:
+        if request.query_params.get("deep") not in DEEP_VALUES or _is_staff(request):
+            return True
+        try:
+            return super().allow_request(request, view)
+        except RedisError:
+            return True
+
+
+class HealthView(APIView):
+    """Liveness and readiness: the database with pgvector, whether this process can get a database
+    connection, Redis, and (``?deep=1``) the Celery workers and their queues: every queue must have a
+    worker consuming it; its backlog and the oldest waiting task's age are reported, and ``problems``
+    says in words what is wrong.
+
+    Anyone may ask whether the service is healthy; versions and error texts are for staff only. Staff get
+    the workers asked there and then; anyone else gets them as asked a few seconds ago (HEALTH_DEEP_CACHE_S),
+    at most HEALTH_THROTTLE_RATE times. The checks use connections of their own (``config.health``) and
+    hold none of the pool people's requests share, not even while the workers are asked.
     """
 
     permission_classes = [AllowAny]
+    throttle_classes = [DeepHealthThrottle]
+    throttle_scope = "health"
 
     @extend_schema(
         responses=inline_serializer(
@@ -148,6 +185,7 @@ class HealthView(APIView):
             {
                 "status": serializers.ChoiceField(choices=["ok", "degraded"]),
                 "database": serializers.DictField(),
+                "connections": serializers.DictField(),
                 "redis": serializers.DictField(),
                 "workers": serializers.DictField(required=False),
                 "queues": serializers.DictField(required=False),
@@ -156,9 +194,12 @@ class HealthView(APIView):
         )
     )
     def get(self, request: Request) -> Response:
-        report = health.health_report(include_workers=request.query_params.get("deep") in ("1", "true"))
+        staff = _is_staff(request)
+        # Telling who asks may have taken a connection (a token, a session); the checks need none.
+        release_database_connections()
+        report = health.health_report(include_workers=request.query_params.get("deep") in DEEP_VALUES, fresh=staff)
         status = 200 if report["status"] == "ok" else 503
-        if not (request.user and request.user.is_staff):
+        if not staff:
             # Others learn what works, not how it is set up (versions, worker names, backlogs).
             report = {
                 name: {"ok": part["ok"]} if isinstance(part, dict) else part
