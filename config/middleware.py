@@ -97,7 +97,12 @@ class ApiRequestGuard:
             # A request past its time limit, or whose client left: it was stopped to free its connection.
             logger.warning("request stopped: %s %s: %s", request.method, request.path, exception)
             if request.path.startswith(API_PREFIX):
-                return JsonResponse(request_stopped_body(), status=503, headers={"Retry-After": "5"})
+                body = (
+                    error_body(exception.code, exception.message)
+                    if isinstance(exception, RequestStoppedError)
+                    else request_stopped_body()
+                )
+                return JsonResponse(body, status=503, headers={"Retry-After": "5"})
             return HttpResponse(
                 "This page took too long and was stopped; retry in a few seconds.",
                 status=503,

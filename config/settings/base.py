@@ -84,6 +84,9 @@ DATABASE_CONNECTION_MAX_HOLD_S = env_float("DATABASE_CONNECTION_MAX_HOLD_S", 120
 # The run command restarts a web server whose health check has failed (no answer, or no connection to
 # be had) for this long; 0 never does.
 HEALTH_RESTART_AFTER_S = env_float("HEALTH_RESTART_AFTER_S", 60.0)
+# Daphne gives a request whose client has left this long to finish before it cancels it (the run
+# command passes it as --application-close-timeout); its connection is handed back either way.
+APPLICATION_CLOSE_TIMEOUT_S = env_float("APPLICATION_CLOSE_TIMEOUT_S", 10.0)
 # Anyone but staff gets the deep health check's workers and queues as checked at most this long ago.
 HEALTH_DEEP_CACHE_S = env_float("HEALTH_DEEP_CACHE_S", 10.0)
 
