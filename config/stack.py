@@ -85,6 +85,8 @@ class _Child:
         """Asks the process to stop (it is started again once it has); kills it if it will not."""
         if self.restart_at is None and self.kill_at is None:
             self.proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGCONT)  # a frozen (stopped) process must run to stop
             self.kill_at = now + STOP_TIMEOUT_S
 
     def check(self, now: float) -> None:
