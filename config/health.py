@@ -13,7 +13,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.loader import MigrationLoader
 
 from config.celery import QUEUES, SENT_AT_HEADER, app
-from config.connections import pool_status
+from config.connections import pool_status, release_database_connections
 
 # kombu's Redis transport keeps a queue as a list (new messages pushed on the left, taken from the
 # right), plus one list per priority step named with this separator; messages taken but not yet
@@ -223,7 +223,10 @@ def worker_status(timeout: float = 1.0) -> dict[str, Any]:
 
 
 def workers_report() -> dict[str, Any]:
-    """The workers, their queues, and in words what is wrong with them: ``{workers, queues, problems}``."""
+    """The workers, their queues, and in words what is wrong with them: ``{workers, queues, problems}``.
+    Asking the workers takes up to a second: the caller's pooled connection goes back first (the health
+    check, the operators' dashboard), so that a burst of these starves nobody else."""
+    release_database_connections()
     workers = worker_status()
     queues = queue_status(consumers=workers.get("consumers"))
     problems = list(queues.get("problems", []))

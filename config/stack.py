@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import ctypes
 import ipaddress
-import json
 import os
 import secrets
 import signal
@@ -35,6 +34,7 @@ from pathlib import Path
 from config import embedded
 from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE, RESCUE_DOCUMENTS_TASK
 from config.celery import app as celery_app
+from config.webcheck import web_trouble
 
 STOP_TIMEOUT_S = 20.0
 ASGI_THREADS = 32
@@ -141,27 +141,8 @@ def _health(url: str) -> str:
     return "no answer"
 
 
-def _web_trouble(url: str) -> str | None:
-    """What is wrong with a Daphne that only a restart can mend, or None: no answer at all, or an answer
-    saying that this process cannot get a database connection (its ``connections`` part)."""
-    try:
-        with urllib.request.urlopen(url, timeout=HEALTH_ANSWER_TIMEOUT_S) as response:  # noqa: S310 (our own URL)
-            body = response.read()
-    except urllib.error.HTTPError as error:  # a 503 still says what is wrong
-        body = error.read()
-    except (urllib.error.URLError, OSError) as error:
-        return f"its health check went unanswered ({error})"
-    try:
-        connections = json.loads(body).get("connections", {})
-    except (ValueError, AttributeError):
-        return None  # an answer, if an odd one: the process serves requests
-    if connections.get("ok") is False:
-        return "it cannot get a database connection though the database answers"
-    return None
-
-
 class _HealthWatch:
-    """Restarts a Daphne that has been in trouble (``_web_trouble``) for ``restart_after`` seconds."""
+    """Restarts a Daphne that has been in trouble (``config.webcheck``) for ``restart_after`` seconds."""
 
     def __init__(self, url: str, restart_after: float) -> None:
         self.url, self.restart_after = url, restart_after
@@ -176,7 +157,7 @@ class _HealthWatch:
         if daphne.restart_at is not None or daphne.kill_at is not None:
             self.trouble_since = None
             return
-        trouble = _web_trouble(self.url)
+        trouble = web_trouble(self.url, timeout=HEALTH_ANSWER_TIMEOUT_S)
         if trouble is None:
             self.trouble_since, self.up_since_start = None, daphne.started
             return
