@@ -6,6 +6,7 @@ Every error leaves the API as ``{"error": {"code", "message", "details"}}`` with
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -41,6 +42,8 @@ from config.exceptions import (
     is_statement_cancelled,
 )
 
+logger = logging.getLogger(__name__)
+
 _DOMAIN_STATUS: list[tuple[type[DomainError], int]] = [
     (NotFoundError, 404),
     (InvalidInputError, 400),
@@ -74,6 +77,8 @@ def request_stopped_body() -> dict[str, Any]:
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, RequestStoppedError) or is_statement_cancelled(exc):
+        logger.warning("request stopped: %s: %s", getattr(context.get("request"), "path", "?"), exc)
     if isinstance(exc, DomainError):
         status = next((code for kind, code in _DOMAIN_STATUS if isinstance(exc, kind)), 400)
         headers = {"Retry-After": "5"} if status == 503 else None

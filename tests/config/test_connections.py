@@ -117,6 +117,12 @@ def _wait(condition, timeout: float = 10.0) -> None:
         time.sleep(0.05)
 
 
+def _settled_pool() -> None:
+    """Opens the pool and waits for its first connections: until then they count as taken."""
+    connection.ensure_connection()
+    _pool().wait(timeout=10)
+
+
 def _in_use() -> int:
     stats = _pool().get_stats()
     return stats["pool_size"] - stats["pool_available"]
@@ -124,7 +130,7 @@ def _in_use() -> int:
 
 @pytest.mark.urls(__name__)
 def test_a_request_cancelled_mid_view_hands_its_connection_back_once_the_view_returns():
-    connection.ensure_connection()  # opens the pool; this test's own connection stays out throughout
+    _settled_pool()  # this test's own connection stays out throughout
     before = _in_use()
 
     async def daphne_kills_the_instance():
@@ -145,7 +151,7 @@ def test_a_request_cancelled_mid_view_hands_its_connection_back_once_the_view_re
 
 @pytest.mark.urls(__name__)
 def test_a_request_whose_client_left_is_refused_its_next_query():
-    connection.ensure_connection()
+    _settled_pool()
     before = _in_use()
 
     async def client_leaves():
@@ -167,7 +173,7 @@ def test_a_request_whose_client_left_is_refused_its_next_query():
 @pytest.mark.urls(__name__)
 def test_a_request_past_its_deadline_gets_a_503_timeout_and_hands_its_connection_back(settings):
     settings.REQUEST_TIMEOUT_S = 0.3
-    connection.ensure_connection()
+    _settled_pool()
     before = _in_use()
     threading.Timer(0.6, view_may_finish.set).start()
     sent = asyncio.run(_call("/api/waiting"))
@@ -196,7 +202,7 @@ def test_the_site_s_connections_have_statement_and_idle_transaction_limits(setti
 
 
 def test_a_connection_whose_thread_died_holding_it_is_reclaimed():
-    connection.ensure_connection()
+    _settled_pool()
     before = _in_use()
 
     def leaks():
