@@ -7,6 +7,7 @@ Every error leaves the API as ``{"error": {"code", "message", "details"}}`` with
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -23,7 +24,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -155,17 +156,34 @@ def _is_staff(request: Request) -> bool:
     return bool(request.user and request.user.is_staff)
 
 
-class DeepHealthThrottle(ScopedRateThrottle):
-    """Deep checks by anyone but staff, per client (HEALTH_THROTTLE_RATE); a Redis that is down does not
-    stop the check that reports it."""
+class DeepHealthThrottle(SimpleRateThrottle):
+    """Deep checks by anyone but staff, per client address (HEALTH_THROTTLE_RATE), counted atomically in
+    Redis per window, so that a burst of simultaneous checks is counted whole. A Redis that is down does
+    not stop the check that reports it."""
+
+    scope = "health"
 
     def allow_request(self, request: Request, view) -> bool:
-        if request.query_params.get("deep") not in DEEP_VALUES or _is_staff(request):
+        if self.rate is None or request.query_params.get("deep") not in DEEP_VALUES or _is_staff(request):
             return True
+        now = time.time()
+        key = self.cache_format % {
+            "scope": self.scope,
+            "ident": f"{self.get_ident(request)}:{int(now // self.duration)}",
+        }
         try:
-            return super().allow_request(request, view)
-        except RedisError:
+            self.cache.add(key, 0, timeout=self.duration * 2)
+            count = self.cache.incr(key)
+        except (RedisError, ValueError):
             return True
+        self.wait_s = self.duration - now % self.duration
+        return count <= self.num_requests
+
+    def get_cache_key(self, request: Request, view) -> str | None:
+        return None  # allow_request counts by itself
+
+    def wait(self) -> float | None:
+        return getattr(self, "wait_s", None)
 
 
 class HealthView(APIView):
@@ -182,7 +200,6 @@ class HealthView(APIView):
 
     permission_classes = [AllowAny]
     throttle_classes = [DeepHealthThrottle]
-    throttle_scope = "health"
 
     @extend_schema(
         responses=inline_serializer(

@@ -258,13 +258,25 @@ def test_anyone_but_staff_gets_the_workers_as_checked_a_moment_ago(settings):
     assert first.json()["workers"] == again.json()["workers"] == {"ok": False}
 
 
-def test_deep_checks_by_anyone_but_staff_are_rate_limited(monkeypatch):
-    monkeypatch.setattr(DeepHealthThrottle, "THROTTLE_RATES", {"health": "2/min"})
-    health._deep_cache.clear()
-    address = f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}"  # a fresh history
+def test_deep_checks_by_anyone_but_staff_are_rate_limited_even_in_a_simultaneous_burst(monkeypatch, settings):
+    settings.HEALTH_DEEP_CACHE_S = 60
+    monkeypatch.setattr(DeepHealthThrottle, "THROTTLE_RATES", {"health": "5/min"})
+    address = f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}"  # a fresh count
+    answers: list[int] = []
+
+    def deep_check() -> None:
+        answers.append(APIClient(REMOTE_ADDR=address).get("/api/health?deep=1").status_code)
+        connections.close_all()
+
+    burst = [threading.Thread(target=deep_check) for _ in range(12)]
+    for check in burst:
+        check.start()
+    for check in burst:
+        check.join()
+    assert answers.count(429) == 7, answers
     client = APIClient(REMOTE_ADDR=address)
-    answers = [client.get("/api/health?deep=1").status_code for _ in range(3)]
-    assert answers[2] == 429, answers
+    refused = client.get("/api/health?deep=1")
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "throttled"
     assert client.get("/api/health").status_code == 200, "the plain check is not limited"
     staff = APIClient(REMOTE_ADDR=address)
     staff.force_authenticate(get_user_model().objects.create(username="operator", is_staff=True))
