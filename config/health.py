@@ -29,6 +29,7 @@ QUEUE_WAIT_WARNING_S = {"interactive": 60.0, "bulk": 900.0}
 # and a pool that people's requests have exhausted (or lost) does not hide whether the database answers.
 HEALTH_CONNECT_TIMEOUT_S = 2
 FACTS_FRESH_S = 1.0
+FACTS_WAIT_S = HEALTH_CONNECT_TIMEOUT_S + 1.0
 # Loading every migration file costs ~0.1 s: the list on disk is read once a minute at most.
 MIGRATIONS_RELOAD_S = 60.0
 
@@ -87,10 +88,14 @@ def _ask_database(params: dict[str, Any]) -> tuple[str, str | None, int, dict[st
 
 def _database_facts() -> tuple[str, str | None, int, dict[str, int]]:
     """The server's version, pgvector's, the pending migrations and the vector columns' sizes (or the
-    error that prevented asking), as asked at most FACTS_FRESH_S ago."""
+    error that prevented asking), as asked at most FACTS_FRESH_S ago. A check that finds another one
+    asking waits for it at most FACTS_WAIT_S: a database that hangs (rather than refusing) holds one
+    thread of the process, never every health check."""
     params = _connect_params()
     key = repr(sorted(params.items()))
-    with _facts_lock:
+    if not _facts_lock.acquire(timeout=FACTS_WAIT_S):
+        raise psycopg.OperationalError(f"the database has not answered the health check for {FACTS_WAIT_S:g} s")
+    try:
         at, facts = _facts.get(key, (-FACTS_FRESH_S, None))
         if at < time.monotonic() - FACTS_FRESH_S:
             try:
@@ -99,6 +104,8 @@ def _database_facts() -> tuple[str, str | None, int, dict[str, int]]:
                 facts = exc
             _facts.clear()
             _facts[key] = (time.monotonic(), facts)
+    finally:
+        _facts_lock.release()
     if isinstance(facts, Exception):
         raise facts
     return facts

@@ -2,7 +2,7 @@
 
 For a process manager's health check (systemd, Docker Compose, Kubernetes' liveness probe) and for the
 run command. Exits 1, saying why, when the server does not answer its health check, or answers that it
-cannot get a database connection though the database answers (connections it lost, or every one held
+cannot get a database connection (connections it lost, or every one held
 past DATABASE_CONNECTION_MAX_HOLD_S): only a restart mends those. Exits 0 otherwise, a database or a
 Redis that is down included, since restarting the web server would not bring them back.
 Needs no settings and no database: it only asks the server.
@@ -33,7 +33,7 @@ def web_trouble(url: str, *, timeout: float = ANSWER_TIMEOUT_S) -> str | None:
     except (ValueError, AttributeError):
         return None  # an answer, if an odd one: the process serves requests
     if connections.get("ok") is False:
-        return "it cannot get a database connection though the database answers"
+        return "it cannot get a database connection (every one is taken, one for too long)"
     return None
 
 
