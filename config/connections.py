@@ -36,11 +36,14 @@ CANCEL_TIMEOUT_S = 2.0
 class RequestState:
     """One HTTP request as its own thread sees it."""
 
-    deadline: float
+    deadline: float | None = None  # set once the whole body has arrived: a slow upload is not the view's time
     thread_id: int | None = None
     client_gone: bool = False
     ended: bool = False
     response_started: bool = False
+
+    def body_received(self) -> None:
+        self.deadline = time.monotonic() + settings.REQUEST_TIMEOUT_S
 
     def bind_thread(self) -> None:
         """Runs first on the request's own thread (the initializer of its executor)."""
@@ -50,7 +53,7 @@ class RequestState:
         """Why this request may not query any further, if it may not."""
         if self.client_gone or self.ended:
             return "The client left before the response was ready; the request was stopped."
-        if not self.response_started and time.monotonic() > self.deadline:
+        if not self.response_started and self.deadline is not None and time.monotonic() > self.deadline:
             return f"The request took longer than {settings.REQUEST_TIMEOUT_S:g} s and was stopped; retry it."
         return None
 
@@ -116,7 +119,8 @@ def reclaim_orphans() -> int:
             logger.exception("a database connection left by a finished thread could not be handed back")
             continue
         logger.warning("handed back a database connection that thread %s ended holding", checkout.thread.name)
-    _reclaimed_total += len(orphans)
+    with _held_lock:
+        _reclaimed_total += len(orphans)
     return len(orphans)
 
 

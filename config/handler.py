@@ -11,11 +11,9 @@ cancelled and its next query refused (``config.connections.guard_query``), so th
 from __future__ import annotations
 
 import asyncio
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import ThreadSensitiveContext
-from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
 
 from config.connections import RequestState, cancel_statements, current_request, hand_back, held_by
@@ -33,7 +31,7 @@ class ConnectionSafeASGIHandler(ASGIHandler):
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await super().__call__(scope, receive, send)  # Django refuses it
-        state = RequestState(deadline=time.monotonic() + settings.REQUEST_TIMEOUT_S)
+        state = RequestState()
         executor = ThreadPoolExecutor(max_workers=1, initializer=state.bind_thread, thread_name_prefix="request")
         token = current_request.set(state)
         try:
@@ -51,7 +49,9 @@ class ConnectionSafeASGIHandler(ASGIHandler):
     def _watch_receive(receive, state: RequestState):
         async def watched():
             message = await receive()
-            if message["type"] == "http.disconnect" and not state.response_started:
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                state.body_received()
+            elif message["type"] == "http.disconnect" and not state.response_started:
                 state.client_gone = True
                 _stop_statements(state)
             return message

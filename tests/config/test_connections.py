@@ -281,3 +281,35 @@ def test_deep_checks_by_anyone_but_staff_are_rate_limited_even_in_a_simultaneous
     staff = APIClient(REMOTE_ADDR=address)
     staff.force_authenticate(get_user_model().objects.create(username="operator", is_staff=True))
     assert staff.get("/api/health?deep=1").status_code == 503  # asked afresh: no worker runs here
+
+
+def test_migrations_run_without_the_statement_time_limit_and_requests_get_it_back(settings):
+    pool_tracking._lift_statement_timeout(sender=None)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('statement_timeout')")
+        assert cursor.fetchone()[0] == "0"
+    pool_tracking._restore_statement_timeout(sender=None)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('statement_timeout')")
+        assert cursor.fetchone()[0] == f"{settings.DATABASE_STATEMENT_TIMEOUT_S:g}s"
+
+
+@pytest.mark.urls(__name__)
+def test_the_deadline_starts_once_the_whole_body_has_arrived(settings):
+    """A slow client's upload time is not the view's: only the work after it counts."""
+    settings.REQUEST_TIMEOUT_S = 0.3
+    view_may_finish.set()
+    chunks = [{"type": "http.request", "body": b"x", "more_body": True}, {"type": "http.request", "body": b"y"}]
+    sent: list[dict] = []
+
+    async def receive():
+        if chunks:
+            await asyncio.sleep(0.5)  # longer than the deadline, between the body's chunks
+            return chunks.pop(0)
+        await asyncio.Event().wait()
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(ConnectionSafeASGIHandler()(_scope("/api/waiting"), receive, send))
+    assert sent[0]["status"] == 200, sent
