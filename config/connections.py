@@ -1,5 +1,5 @@
 """The database connections of a web process: whatever ends a request, its connections go back to the
-pool; no request works on past its deadline or after its client has gone; a connection whose thread
+pool; no request keeps a connection past its time limit or queries after its client has gone; a connection whose thread
 died holding it is handed back by the next check; and the pool's state can be reported.
 
 Why this is needed: Django's ASGI handler runs a request's sync code (middleware and view) on a thread of
@@ -36,25 +36,23 @@ CANCEL_TIMEOUT_S = 2.0
 class RequestState:
     """One HTTP request as its own thread sees it."""
 
-    deadline: float | None = None  # set once the whole body has arrived: a slow upload is not the view's time
     thread_id: int | None = None
     client_gone: bool = False
     ended: bool = False
     response_started: bool = False
 
-    def body_received(self) -> None:
-        self.deadline = time.monotonic() + settings.REQUEST_TIMEOUT_S
-
     def bind_thread(self) -> None:
         """Runs first on the request's own thread (the initializer of its executor)."""
         self.thread_id = threading.get_ident()
 
-    def stop_reason(self) -> str | None:
-        """Why this request may not query any further, if it may not."""
+    def stop_reason(self, conn: Any) -> str | None:
+        """Why this request may not query any further on ``conn``, if it may not."""
         if self.client_gone or self.ended:
             return "The client left before the response was ready; the request was stopped."
-        if not self.response_started and self.deadline is not None and time.monotonic() > self.deadline:
-            return f"The request took longer than {settings.REQUEST_TIMEOUT_S:g} s and was stopped; retry it."
+        checkout = _held.get(id(conn))
+        limit = settings.REQUEST_CONNECTION_TIMEOUT_S
+        if not self.response_started and checkout is not None and time.monotonic() - checkout.since > limit:
+            return f"The request kept a database connection for longer than {limit:g} s and was stopped; retry it."
         return None
 
 
@@ -62,12 +60,12 @@ current_request: contextvars.ContextVar[RequestState | None] = contextvars.Conte
 
 
 def guard_query(execute, sql, params, many, context):
-    """A query of a request past its deadline, or whose client has gone, is refused before it runs, so
-    that the request ends and its connection goes back. Other threads of the request (a chat turn's
+    """A query of a request that has kept its connection too long, or whose client has gone, is refused
+    before it runs, so that the request ends and its connection goes back. Other threads of the request (a chat turn's
     own threads, which record a partial answer) and websockets are not concerned."""
     state = current_request.get()
     if state is not None and state.thread_id == threading.get_ident():
-        reason = state.stop_reason()
+        reason = state.stop_reason(context["connection"].connection)
         if reason:
             raise RequestStoppedError(reason)
     return execute(sql, params, many, context)

@@ -49,9 +49,7 @@ class ConnectionSafeASGIHandler(ASGIHandler):
     def _watch_receive(receive, state: RequestState):
         async def watched():
             message = await receive()
-            if message["type"] == "http.request" and not message.get("more_body", False):
-                state.body_received()
-            elif message["type"] == "http.disconnect" and not state.response_started:
+            if message["type"] == "http.disconnect" and not state.response_started:
                 state.client_gone = True
                 _stop_statements(state)
             return message

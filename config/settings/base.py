@@ -72,9 +72,10 @@ TEMPLATES = [
 
 
 # --- Time limits ------------------------------------------------------------------------------------
-# A web request's deadline until its response starts: past it, its next query is refused (a 503 with
-# the code "timeout") and it hands its connection back. A streamed answer, once started, is not cut.
-REQUEST_TIMEOUT_S = env_float("REQUEST_TIMEOUT_S", 60.0)
+# How long one web request may keep a database connection checked out: its next query after that is
+# refused (a 503 with the code "timeout") and it hands the connection back. Work that releases its
+# connection while it waits (a chat turn waiting on a model) is not cut, nor is a started stream.
+REQUEST_CONNECTION_TIMEOUT_S = env_float("REQUEST_CONNECTION_TIMEOUT_S", 60.0)
 # PostgreSQL's statement_timeout and idle_in_transaction_session_timeout on Recollect's connections.
 DATABASE_STATEMENT_TIMEOUT_S = env_float("DATABASE_STATEMENT_TIMEOUT_S", 30.0)
 DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_S = env_float("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_S", 60.0)

@@ -1,6 +1,6 @@
 """A request's database connections go back to the pool however the request ends (Daphne cancelling it
-mid-view included), a request past its deadline is stopped with a 503, a connection whose thread died is
-reclaimed, and the health check says when this process cannot get a connection.
+mid-view included), a request that keeps its connection too long is stopped with a 503, a connection
+whose thread died is reclaimed, and the health check says when this process cannot get a connection.
 
 The request is driven through the product's own ASGI handler here, with a view that waits on the test's
 signal; tests/outage/test_connections.py does the same through a real Daphne."""
@@ -23,6 +23,7 @@ from rest_framework.test import APIClient
 from config import connections as pool_tracking
 from config import health
 from config.api import DeepHealthThrottle
+from config.connections import release_database_connections
 from config.handler import ConnectionSafeASGIHandler
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -48,6 +49,14 @@ def waiting_view(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"users": users})
 
 
+def releasing_view(request: HttpRequest) -> JsonResponse:
+    """Hands its connection back while it waits, as a chat turn does while a model answers."""
+    get_user_model().objects.count()
+    release_database_connections()
+    view_may_finish.wait(timeout=10)
+    return JsonResponse({"users": get_user_model().objects.count()})
+
+
 def statement_view(request: HttpRequest) -> JsonResponse:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL statement_timeout = '100ms'")
@@ -55,7 +64,11 @@ def statement_view(request: HttpRequest) -> JsonResponse:
     return JsonResponse({})
 
 
-urlpatterns = [path("api/waiting", waiting_view), path("api/statement", statement_view)]
+urlpatterns = [
+    path("api/waiting", waiting_view),
+    path("api/releasing", releasing_view),
+    path("api/statement", statement_view),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -171,8 +184,8 @@ def test_a_request_whose_client_left_is_refused_its_next_query():
 
 
 @pytest.mark.urls(__name__)
-def test_a_request_past_its_deadline_gets_a_503_timeout_and_hands_its_connection_back(settings):
-    settings.REQUEST_TIMEOUT_S = 0.3
+def test_a_request_keeping_its_connection_too_long_gets_a_503_timeout_and_hands_it_back(settings):
+    settings.REQUEST_CONNECTION_TIMEOUT_S = 0.3
     _settled_pool()
     before = _in_use()
     threading.Timer(0.6, view_may_finish.set).start()
@@ -180,8 +193,16 @@ def test_a_request_past_its_deadline_gets_a_503_timeout_and_hands_its_connection
     start, body = sent[0], json.loads(sent[1]["body"])
     assert start["status"] == 503
     assert body["error"]["code"] == "timeout"
-    assert "longer than 0.3 s" in body["error"]["message"]
+    assert "database connection for longer than 0.3 s" in body["error"]["message"]
     _wait(lambda: _in_use() == before)
+
+
+@pytest.mark.urls(__name__)
+def test_a_long_request_that_hands_its_connection_back_while_it_waits_is_not_stopped(settings):
+    settings.REQUEST_CONNECTION_TIMEOUT_S = 0.3
+    threading.Timer(0.6, view_may_finish.set).start()
+    sent = asyncio.run(_call("/api/releasing"))
+    assert sent[0]["status"] == 200, sent
 
 
 @pytest.mark.urls(__name__)
@@ -295,16 +316,16 @@ def test_migrations_run_without_the_statement_time_limit_and_requests_get_it_bac
 
 
 @pytest.mark.urls(__name__)
-def test_the_deadline_starts_once_the_whole_body_has_arrived(settings):
-    """A slow client's upload time is not the view's: only the work after it counts."""
-    settings.REQUEST_TIMEOUT_S = 0.3
+def test_a_slow_client_s_upload_time_does_not_count(settings):
+    """The body arrives before the view takes a connection: only the time the connection is kept counts."""
+    settings.REQUEST_CONNECTION_TIMEOUT_S = 0.3
     view_may_finish.set()
     chunks = [{"type": "http.request", "body": b"x", "more_body": True}, {"type": "http.request", "body": b"y"}]
     sent: list[dict] = []
 
     async def receive():
         if chunks:
-            await asyncio.sleep(0.5)  # longer than the deadline, between the body's chunks
+            await asyncio.sleep(0.5)  # longer than the limit, between the body's chunks
             return chunks.pop(0)
         await asyncio.Event().wait()
 
