@@ -4,18 +4,21 @@ DJANGO_SETTINGS_MODULE must be set (``make run`` sets it): a server never guesse
 production unit that forgets it fails to start instead of serving development settings.
 """
 
-from django.core.asgi import get_asgi_application
+import django
 
 # Django must be set up before anything imports models (consumers, routing).
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from config import server  # noqa: E402
+from config import connections, server  # noqa: E402
+from config.handler import ConnectionSafeASGIHandler  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from config.ws_auth import auth_stack, origin_validator  # noqa: E402
 
 server.install()
+connections.install()
+django_asgi_app = ConnectionSafeASGIHandler()
 
 application = ProtocolTypeRouter(
     {
