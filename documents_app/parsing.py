@@ -20,8 +20,31 @@ from documents_app import titles
 # Limits on what a DOCX (a zip) may unpack to, so a small upload cannot expand into gigabytes.
 MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 150
-MAX_DOCX_XML_BYTES = 60 * 1024 * 1024  # the document's own XML, which lxml holds in memory several times over
 PDF_PAGES_PER_GROUP = 10
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What reading one file may cost, checked on the sizes the file declares before anything is expanded.
+
+    A PDF's text is drawn by each page's content stream, and reading a page costs about a second of CPU per
+    megabyte of it (measured with pypdf 7: 2 MB in 1.7 s); pages may share one stream, so the cost is pages x
+    the bytes each page draws, not the file's size. A DOCX's XML parts are each parsed by lxml, which holds
+    about ten times their size in memory (a 20 MB styles.xml: 280 MB). The defaults pass a dense
+    2,000-page book and a 1,000-page report; settings (``DOCUMENT_*``) may change them.
+    """
+
+    pdf_max_pages: int = 5000
+    # Pages x the bytes of the content streams each draws: 32 MB is about 1,000 dense pages of 32 KB.
+    pdf_max_content_bytes: int = 32 * MB
+    # The text of any document: 10 million characters is about 5,000 pages of prose.
+    max_text_chars: int = 10_000_000
+    docx_max_xml_bytes: int = 48 * MB  # all XML parts together, word/document.xml (the body) included
+    docx_max_part_xml_bytes: int = 8 * MB  # any other XML part (styles, numbering, notes, headers ...)
+
+
+DEFAULT_LIMITS = Limits()
 
 
 class ParseError(ValueError):
@@ -124,8 +147,9 @@ def detect(data: bytes, filename: str) -> str:
     return actual
 
 
-def parse(data: bytes, filename: str) -> Parsed:
-    """Reads ``data`` as the document it is. Raises ParseError with a reason a person can act on."""
+def parse(data: bytes, filename: str, *, limits: Limits = DEFAULT_LIMITS) -> Parsed:
+    """Reads ``data`` as the document it is. Raises ParseError with a reason a person can act on, also
+    for a file over one of ``limits``."""
     media_type = detect(data, filename)
     reader = {
         "text/plain": _plain,
@@ -134,7 +158,8 @@ def parse(data: bytes, filename: str) -> Parsed:
         "application/pdf": _pdf,
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document": _docx,
     }[media_type]
-    own_title, blocks = reader(data)
+    own_title, blocks = reader(data, limits)
+    _check_text(sum(len(block.text) for block in blocks), limits)
     blocks = [Block(b.level, _squash(b.title), _tidy(b.text), b.made_up) for b in blocks]
     blocks = [b for b in blocks if b.text or b.title]
     if not any(b.text for b in blocks):
@@ -162,7 +187,15 @@ def _tidy(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
-def _plain(data: bytes) -> tuple[str, list[Block]]:
+def _check_text(chars: int, limits: Limits) -> None:
+    if chars > limits.max_text_chars:
+        raise ParseError(
+            f"The document has more than {limits.max_text_chars:,} characters of text, more than one document "
+            "may hold here: split it into parts and upload those."
+        )
+
+
+def _plain(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
     text = _decode(data) or ""
     return "", [Block(0, "", text)]
 
@@ -198,7 +231,7 @@ def _inline_text(token) -> str:
     return "".join(words) if token.children else token.content
 
 
-def _markdown(data: bytes) -> tuple[str, list[Block]]:
+def _markdown(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
     from markdown_it import MarkdownIt
 
     text = _newlines(_decode(data) or "")
@@ -245,7 +278,7 @@ _HTML_BLOCKS = {
 _HTML_CELLS = {"td", "th"}
 
 
-def _html(data: bytes) -> tuple[str, list[Block]]:
+def _html(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
     from bs4 import BeautifulSoup, NavigableString, Tag
 
     soup = BeautifulSoup(data, "html.parser")
@@ -280,9 +313,9 @@ def _html(data: bytes) -> tuple[str, list[Block]]:
     return title, blocks
 
 
-def _pdf(data: bytes) -> tuple[str, list[Block]]:
+def _pdf(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PdfReadError, PyPdfError
 
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -293,12 +326,17 @@ def _pdf(data: bytes) -> tuple[str, list[Block]]:
                 raise ParseError("The PDF is encrypted with a password.") from exc
             if not opened:
                 raise ParseError("The PDF is encrypted with a password.")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        _check_pdf_cost(reader, limits)
+        pages, chars = [], 0
+        for page in reader.pages:
+            pages.append(page.extract_text() or "")
+            chars += len(pages[-1])
+            _check_text(chars, limits)  # stop reading as soon as it is over, not after the last page
         title = str((reader.metadata or {}).get("/Title") or "")
         outline = _pdf_outline(reader)
     except ParseError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
         raise ParseError(f"The PDF is damaged and cannot be read ({exc}).") from exc
     if not pages:
         raise ParseError("The PDF has no pages.")
@@ -313,6 +351,53 @@ def _pdf(data: bytes) -> tuple[str, list[Block]]:
         )
         for start in range(0, len(pages), PDF_PAGES_PER_GROUP)
     ]
+
+
+def _stream_parts(contents) -> list:
+    """The streams a page's /Contents names, each with a key that is the same wherever it is shared."""
+    from pypdf.generic import ArrayObject, IndirectObject
+
+    items = contents if isinstance(contents, ArrayObject) else [contents]
+    parts = []
+    for item in items:
+        key = (item.idnum, item.generation) if isinstance(item, IndirectObject) else id(item)
+        parts.append((key, item.get_object() if isinstance(item, IndirectObject) else item))
+    return parts
+
+
+def _check_pdf_cost(reader, limits: Limits) -> None:
+    """Refuses a PDF whose pages together draw more content-stream bytes than ``limits`` allow, before
+    any page's text is extracted. Each shared stream is unpacked once (pypdf stops any one stream at
+    75 MB), but counted on every page that draws it, since extracting text reads it again there."""
+    from pypdf.errors import LimitReachedError
+    from pypdf.generic import ArrayObject, IndirectObject
+
+    count = len(reader.pages)
+    if count > limits.pdf_max_pages:
+        raise ParseError(
+            f"The PDF has {count:,} pages; at most {limits.pdf_max_pages:,} are read here. Split it into parts."
+        )
+    sizes: dict = {}
+    total = 0
+    for page in reader.pages:
+        contents = page.raw_get("/Contents") if "/Contents" in page else None
+        if contents is None:
+            continue
+        if isinstance(contents, IndirectObject) and isinstance(contents.get_object(), ArrayObject):
+            contents = contents.get_object()
+        for key, stream in _stream_parts(contents):
+            if key not in sizes:
+                try:
+                    sizes[key] = len(stream.get_data()) if hasattr(stream, "get_data") else 0
+                except LimitReachedError:  # one stream alone unpacks past what pypdf reads
+                    sizes[key] = limits.pdf_max_content_bytes + 1
+            total += sizes[key]
+        if total > limits.pdf_max_content_bytes:
+            raise ParseError(
+                f"The PDF's pages draw more than {limits.pdf_max_content_bytes // MB} MB of content (pages sharing "
+                "one huge content stream?), more than is read here. If it is a real document, split it into parts "
+                "or print it to a new PDF."
+            )
 
 
 def _heading_at(text: str, heading: str, start: int, end: int) -> re.Match | None:
@@ -369,7 +454,7 @@ def _pdf_outline(reader) -> list[tuple[int, str, int]]:
     return sorted(entries, key=lambda entry: entry[2])
 
 
-def _docx(data: bytes) -> tuple[str, list[Block]]:
+def _docx(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
     import docx
     from docx.opc.exceptions import PackageNotFoundError
 
@@ -377,12 +462,12 @@ def _docx(data: bytes) -> tuple[str, list[Block]]:
         infos = archive.infolist()
         unzipped = sum(info.file_size for info in infos)
         packed = max(sum(info.compress_size for info in infos), 1)
-        main = next((info.file_size for info in infos if info.filename == "word/document.xml"), 0)
-        if unzipped > MAX_UNZIPPED_BYTES or unzipped / packed > MAX_COMPRESSION_RATIO or main > MAX_DOCX_XML_BYTES:
+        if unzipped > MAX_UNZIPPED_BYTES or unzipped / packed > MAX_COMPRESSION_RATIO:
             raise ParseError(
-                f"The DOCX would unpack to {unzipped // (1024 * 1024)} MB ({unzipped / packed:.0f} times its size): "
+                f"The DOCX would unpack to {unzipped // MB} MB ({unzipped / packed:.0f} times its size): "
                 "refused as a possible zip bomb."
             )
+        _check_docx_parts(infos, limits)
     try:
         document = docx.Document(io.BytesIO(data))
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile) as exc:
@@ -425,3 +510,29 @@ def _docx(data: bytes) -> tuple[str, list[Block]]:
                 parts.append(" | ".join(cell.text.strip() for cell in row.cells))
     blocks.append(Block(level, heading, "\n".join(parts)))
     return title, blocks
+
+
+def _check_docx_parts(infos: list[zipfile.ZipInfo], limits: Limits) -> None:
+    """Refuses a DOCX any of whose XML parts (all of which python-docx may parse) would unpack to more
+    than ``limits`` allow, from the sizes the zip declares; zipfile stops reading a part at its declared
+    size, so a part cannot lie its way past this."""
+    xml = [info for info in infos if info.filename.lower().endswith((".xml", ".rels"))]
+    for info in xml:
+        body = info.filename == "word/document.xml"
+        cap = limits.docx_max_xml_bytes if body else limits.docx_max_part_xml_bytes
+        if info.file_size > cap:
+            raise ParseError(
+                f"The DOCX's part {info.filename} unpacks to {info.file_size / MB:.0f} MB, more than the "
+                f"{cap // MB} MB read here"
+                + (
+                    ": split the document into parts."
+                    if body
+                    else " (a real document's is far smaller): save it again from a word processor, or as PDF."
+                )
+            )
+    total = sum(info.file_size for info in xml)
+    if total > limits.docx_max_xml_bytes:
+        raise ParseError(
+            f"The DOCX's XML unpacks to {total / MB:.0f} MB, more than the {limits.docx_max_xml_bytes // MB} MB read "
+            "here: split the document into parts."
+        )
