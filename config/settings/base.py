@@ -313,8 +313,8 @@ DOCUMENT_INDEX_TIME_LIMIT_S = env_int("DOCUMENT_INDEX_TIME_LIMIT_S", 1800, minim
 DOCUMENT_INDEX_KILL_GRACE_S = 60
 DOCUMENT_INDEX_MAX_ATTEMPTS = env_int("DOCUMENT_INDEX_MAX_ATTEMPTS", 2, minimum=1)
 # At most DOCUMENT_INDEX_PER_USER of one person's documents are indexed at once; their others wait
-# (looked at again every DOCUMENT_INDEX_DEFER_S seconds), so the other bulk worker processes stay free
-# for everyone else's.
+# (looked at again after DOCUMENT_INDEX_DEFER_S seconds times their place in that line, at most a
+# minute), so the other bulk worker processes stay free for everyone else's.
 DOCUMENT_INDEX_PER_USER = env_int("DOCUMENT_INDEX_PER_USER", 1, minimum=1)
 DOCUMENT_INDEX_DEFER_S = env_float("DOCUMENT_INDEX_DEFER_S", 2.0)
 
