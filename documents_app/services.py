@@ -380,8 +380,9 @@ def attempts_used_up_reason() -> str:
     """Why a document whose indexing runs were cut short too often is not indexed again, for a person."""
     return (
         f"Indexing was cut short {settings.DOCUMENT_INDEX_MAX_ATTEMPTS} times (the process indexing it was "
-        "stopped: out of memory, or over the time limit), so it is not tried again. If it is a real document, "
-        "split it into smaller parts or save it again as a plain PDF or DOCX, then upload it."
+        "killed: out of memory, over the time limit, or stopped), so it is not tried again. If it is a real "
+        "document, split it into smaller parts or save it again as a plain PDF or DOCX, then upload it; to try "
+        "it as it is once more, reindex it."
     )
 
 
