@@ -8,6 +8,7 @@ Beautiful Soup for HTML, pypdf for PDF and python-docx for DOCX. The result is a
 
 from __future__ import annotations
 
+import importlib
 import io
 import itertools
 import re
@@ -122,6 +123,16 @@ def sniff(data: bytes) -> str:
     if head.startswith(("<!doctype html", "<html")) or re.search(r"<(?:html|body|head)[\s>]", head):
         return "text/html"
     return "text/plain"  # Markdown is plain text; the name decides whether its headings are read
+
+
+# The libraries the readers below import when first used (so a web process that only sniffs uploads
+# never loads them); ``preload`` loads them ahead, for a process that forks one reader per file.
+READER_LIBRARIES = ("markdown_it", "bs4", "pypdf", "pypdf.generic", "docx", "docx.opc.exceptions")
+
+
+def preload() -> None:
+    for name in READER_LIBRARIES:
+        importlib.import_module(name)
 
 
 def detect(data: bytes, filename: str) -> str:

@@ -118,3 +118,21 @@ def test_a_file_that_takes_longer_than_the_wall_clock_budget_is_killed():
     with pytest.raises(parsing.ParseError, match=r"^Reading the file took longer than 1 s\."):
         sandbox.parse_isolated(files.pdf_bomb(pages=8, stream_bytes=2 * MB), "x.pdf", limits=NO_CAPS, budget=budget)
     assert time.monotonic() - started < 3
+
+
+def test_one_reader_serves_file_after_file_and_a_new_one_replaces_it_if_it_dies():
+    note = b"Descale the kettle every month."
+    sandbox.parse_isolated(note, "a.txt", limits=parsing.DEFAULT_LIMITS, budget=ROOMY)
+    reader = sandbox._reader.process
+    with pytest.raises(parsing.ParseError):  # a child killed over its budget leaves the reader as it was
+        sandbox.parse_isolated(
+            files.pdf_bomb(pages=8, stream_bytes=2 * MB), "x.pdf", limits=NO_CAPS, budget=sandbox.Budget(1, 30, 1 << 30)
+        )
+    assert sandbox._reader.process is reader and reader.poll() is None
+    reader.kill()
+    reader.wait()
+    assert (
+        sandbox.parse_isolated(note, "b.txt", limits=parsing.DEFAULT_LIMITS, budget=ROOMY).blocks[0].text
+        == note.decode()
+    )
+    assert sandbox._reader.process is not reader
