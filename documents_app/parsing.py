@@ -13,6 +13,7 @@ import io
 import itertools
 import re
 import zipfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -368,46 +369,105 @@ def _stream_parts(contents) -> list:
     """The streams a page's /Contents names, each with a key that is the same wherever it is shared."""
     from pypdf.generic import ArrayObject, IndirectObject
 
+    if isinstance(contents, IndirectObject) and isinstance(contents.get_object(), ArrayObject):
+        contents = contents.get_object()
     items = contents if isinstance(contents, ArrayObject) else [contents]
-    parts = []
-    for item in items:
-        key = (item.idnum, item.generation) if isinstance(item, IndirectObject) else id(item)
-        parts.append((key, item.get_object() if isinstance(item, IndirectObject) else item))
-    return parts
+    return [(_key(item), item.get_object()) for item in items]
+
+
+def _key(item) -> tuple | int:
+    """The same for every reference to one PDF object."""
+    from pypdf.generic import IndirectObject
+
+    return (item.idnum, item.generation) if isinstance(item, IndirectObject) else id(item)
+
+
+def _entry(dictionary, name: str):
+    """A PDF dictionary's entry, followed if it is a reference; None if absent (or not a dictionary)."""
+    from pypdf.generic import DictionaryObject
+
+    if not isinstance(dictionary, DictionaryObject) or name not in dictionary:
+        return None
+    return dictionary[name]
+
+
+# "/Name Do": drawing a form (or an image) by its name in the resources. Matched on the raw stream, so a
+# string that happens to hold those words counts too, which only errs towards refusing.
+_DRAW_XOBJECT = re.compile(rb"/([^\s/\[\]()<>{}%]+)\s*Do(?![^\s/\[\]()<>{}%])")
+# Forms drawing forms deeper than this are refused: pypdf reads each level again.
+PDF_MAX_FORM_DEPTH = 8
+
+
+class _PdfCost:
+    """The bytes extracting a PDF's text reads: each page's content streams, and for every form it draws
+    ("/Name Do"), that form's streams, again at every drawing, forms within forms included. Each stream is
+    unpacked once (pypdf stops any one stream at 75 MB) and remembered as its size and what it draws."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.cap = limits.pdf_max_content_bytes
+        self.streams: dict = {}  # key -> (size, {name: times drawn})
+        self.forms: dict = {}  # key -> bytes read to draw the form once
+
+    def _stream(self, key, stream) -> tuple[int, Counter]:
+        from pypdf.errors import LimitReachedError
+
+        if key not in self.streams:
+            try:
+                data = stream.get_data() if hasattr(stream, "get_data") else b""
+            except LimitReachedError:  # one stream alone unpacks past what pypdf reads
+                data, self.streams[key] = b"", (self.cap + 1, Counter())
+            else:
+                self.streams[key] = (len(data), Counter(m.group(1) for m in _DRAW_XOBJECT.finditer(data)))
+        return self.streams[key]
+
+    def drawn(self, parts: list, resources, depth: int = 0) -> int:
+        """Bytes read to draw ``parts`` (keyed streams) with ``resources``; stops counting past the cap."""
+        total, calls = 0, Counter()
+        for key, stream in parts:
+            size, names = self._stream(key, stream)
+            total += size
+            calls.update(names)
+        xobjects = _entry(resources, "/XObject")
+        for name, times in calls.items():
+            if total > self.cap or xobjects is None:
+                break
+            entry = f"/{name.decode('latin-1')}"
+            if entry in xobjects:
+                ref = xobjects.raw_get(entry)
+                total += times * self._form(ref, resources, depth + 1)
+        return total
+
+    def _form(self, ref, resources, depth: int) -> int:
+        key = _key(ref)
+        if key not in self.forms:
+            if depth > PDF_MAX_FORM_DEPTH:
+                return self.cap + 1
+            self.forms[key] = 0  # a form that draws itself is counted once, not forever
+            form = ref.get_object()
+            if _entry(form, "/Subtype") == "/Form":
+                own = _entry(form, "/Resources")
+                self.forms[key] = self.drawn([(key, form)], own if own is not None else resources, depth)
+        return self.forms[key]
 
 
 def _check_pdf_cost(reader, limits: Limits) -> None:
-    """Refuses a PDF whose pages together draw more content-stream bytes than ``limits`` allow, before
-    any page's text is extracted. Each shared stream is unpacked once (pypdf stops any one stream at
-    75 MB), but counted on every page that draws it, since extracting text reads it again there."""
-    from pypdf.errors import LimitReachedError
-    from pypdf.generic import ArrayObject, IndirectObject
-
+    """Refuses a PDF whose pages together make text extraction read more bytes than ``limits`` allow
+    (``_PdfCost``), before any page's text is extracted: pages sharing one huge content stream, or
+    drawing one huge form many times, cost that much each time."""
     count = len(reader.pages)
     if count > limits.pdf_max_pages:
         raise ParseError(
             f"The PDF has {count:,} pages; at most {limits.pdf_max_pages:,} are read here. Split it into parts."
         )
-    sizes: dict = {}
-    total = 0
+    cost, total = _PdfCost(limits), 0
     for page in reader.pages:
-        contents = page.raw_get("/Contents") if "/Contents" in page else None
-        if contents is None:
-            continue
-        if isinstance(contents, IndirectObject) and isinstance(contents.get_object(), ArrayObject):
-            contents = contents.get_object()
-        for key, stream in _stream_parts(contents):
-            if key not in sizes:
-                try:
-                    sizes[key] = len(stream.get_data()) if hasattr(stream, "get_data") else 0
-                except LimitReachedError:  # one stream alone unpacks past what pypdf reads
-                    sizes[key] = limits.pdf_max_content_bytes + 1
-            total += sizes[key]
+        if "/Contents" in page:
+            total += cost.drawn(_stream_parts(page.raw_get("/Contents")), _entry(page, "/Resources"))
         if total > limits.pdf_max_content_bytes:
             raise ParseError(
                 f"The PDF's pages draw more than {limits.pdf_max_content_bytes // MB} MB of content (pages sharing "
-                "one huge content stream?), more than is read here. If it is a real document, split it into parts "
-                "or print it to a new PDF."
+                "one huge content stream or drawing one huge form many times?), more than is read here. If it is "
+                "a real document, split it into parts or print it to a new PDF."
             )
 
 

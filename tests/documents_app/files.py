@@ -73,23 +73,28 @@ def zip_bomb_docx() -> bytes:
     return buffer.getvalue()
 
 
-def pdf_bomb(*, pages: int, stream_bytes: int) -> bytes:
-    """A small PDF whose ``pages`` pages all draw one shared, highly compressed content stream that
-    unpacks to about ``stream_bytes`` of text operators: cheap to upload, costly to read page by page."""
+_DRAWING = b"BT /F1 12 Tf 72 720 Td (Recollect) Tj ET\n"
+_FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+
+
+def _stream(data: bytes, entries: bytes = b"") -> bytes:
     import zlib
 
-    line = b"BT /F1 12 Tf 72 720 Td (Recollect) Tj ET\n"
-    content = zlib.compress(line * (stream_bytes // len(line)), 9)
-    kids = " ".join(f"{5 + page} 0 R" for page in range(pages))
+    packed = zlib.compress(data, 9)
+    return b"<< %s/Length %d /Filter /FlateDecode >>\nstream\n" % (entries, len(packed)) + packed + b"\nendstream"
+
+
+def _pdf_of(objects: list[bytes], *, pages: int, page: bytes) -> bytes:
+    """A PDF whose objects 1 and 2 are the catalog and page tree, then ``objects`` (3 on), then ``pages``
+    copies of ``page``."""
+    first = 3 + len(objects)
+    kids = " ".join(f"{first + number} 0 R" for number in range(pages))
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream",
+        *objects,
+        *[page] * pages,
     ]
-    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
-    page += b"/Contents 4 0 R >>"
-    objects += [page] * pages
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -100,6 +105,25 @@ def pdf_bomb(*, pages: int, stream_bytes: int) -> bytes:
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     return bytes(out)
+
+
+def pdf_bomb(*, pages: int, stream_bytes: int) -> bytes:
+    """A small PDF whose ``pages`` pages all draw one shared, highly compressed content stream that
+    unpacks to about ``stream_bytes`` of text operators: cheap to upload, costly to read page by page."""
+    content = _stream(_DRAWING * (stream_bytes // len(_DRAWING)))
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+    return _pdf_of([_FONT, content], pages=pages, page=page + b"/Contents 4 0 R >>")
+
+
+def pdf_form_bomb(*, draws: int, form_bytes: int) -> bytes:
+    """A one-page PDF whose tiny content stream draws, ``draws`` times, one form that unpacks to about
+    ``form_bytes`` of text operators: text extraction reads the form again at every drawing."""
+    entries = b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+    form = _stream(_DRAWING * (form_bytes // len(_DRAWING)), entries)
+    content = _stream(b"/X0 Do\n" * draws)
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+    page += b"/Resources << /Font << /F1 3 0 R >> /XObject << /X0 4 0 R >> >> /Contents 5 0 R >>"
+    return _pdf_of([_FONT, form, content], pages=1, page=page)
 
 
 def docx_styles_bomb(*, styles_bytes: int) -> bytes:

@@ -44,6 +44,16 @@ def test_the_pdf_cap_counts_a_shared_stream_on_every_page_that_draws_it():
     assert "more than 3 MB of content" in reason
 
 
+def test_a_pdf_drawing_one_huge_form_many_times_is_refused_before_it_is_read():
+    bomb = files.pdf_form_bomb(draws=400, form_bytes=100_000)  # 40 MB of drawing from 1 KB
+    assert len(bomb) < 2000
+    reason, seconds = _refused(bomb, "flyer.pdf")
+    assert "draw more than 32 MB of content" in reason
+    assert seconds < 1
+    # The same form drawn a few times is a real document's letterhead, and is read.
+    assert "Recollect" in parsing.parse(files.pdf_form_bomb(draws=3, form_bytes=10_000), "letter.pdf").blocks[0].text
+
+
 def test_a_pdf_with_more_pages_than_allowed_is_refused():
     reason, _ = _refused(files.pdf(["page"] * 6), "long.pdf", parsing.Limits(pdf_max_pages=5))
     assert reason == "The PDF has 6 pages; at most 5 are read here. Split it into parts."
