@@ -128,7 +128,7 @@ def sniff(data: bytes) -> str:
 
 # The libraries the readers below import when first used (so a web process that only sniffs uploads
 # never loads them); ``preload`` loads them ahead, for a process that forks one reader per file.
-READER_LIBRARIES = ("markdown_it", "bs4", "pypdf", "pypdf.generic", "docx", "docx.opc.exceptions")
+READER_LIBRARIES = ("markdown_it", "bs4", "lxml.etree", "pypdf", "pypdf.generic", "docx", "docx.opc.exceptions")
 
 
 def preload() -> None:
@@ -538,7 +538,7 @@ def _docx(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
                 f"The DOCX would unpack to {unzipped // MB} MB ({unzipped / packed:.0f} times its size): "
                 "refused as a possible zip bomb."
             )
-        _check_docx_parts(infos, limits)
+        _check_docx_parts(infos, _xml_content_types(archive, limits), limits)
     try:
         document = docx.Document(io.BytesIO(data))
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile) as exc:
@@ -583,11 +583,50 @@ def _docx(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
     return title, blocks
 
 
-def _check_docx_parts(infos: list[zipfile.ZipInfo], limits: Limits) -> None:
+_CONTENT_TYPES = "[Content_Types].xml"
+
+
+def _xml_content_types(archive: zipfile.ZipFile, limits: Limits) -> tuple[set[str], set[str]]:
+    """The extensions and the part names that the DOCX's [Content_Types].xml declares as XML: python-docx
+    parses a part by its declared type, whatever its name (an XML part may be called "image.png")."""
+    try:
+        info = archive.getinfo(_CONTENT_TYPES)
+    except KeyError:
+        return set(), set()
+    if info.file_size > limits.docx_max_part_xml_bytes:
+        raise ParseError(f"The DOCX's {_CONTENT_TYPES} is {info.file_size / MB:.0f} MB: not a real document's.")
+    from lxml import etree
+
+    # As python-docx parses a part: no entities expanded, nothing fetched from the network.
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    try:
+        root = etree.fromstring(archive.read(info), parser=parser)
+    except (etree.XMLSyntaxError, zipfile.BadZipFile, ValueError) as exc:
+        raise ParseError(f"The DOCX is damaged and cannot be read ({exc}).") from exc
+    extensions, names = set(), set()
+    for entry in root.iterchildren("*"):
+        declared = entry.get("ContentType", "").split(";")[0].strip().lower()
+        if not declared.endswith(("/xml", "+xml")):
+            continue
+        if entry.get("Extension"):
+            extensions.add(entry.get("Extension").lower())
+        if entry.get("PartName"):
+            names.add(entry.get("PartName").lstrip("/").lower())
+    return extensions, names
+
+
+def _check_docx_parts(infos: list[zipfile.ZipInfo], declared: tuple[set[str], set[str]], limits: Limits) -> None:
     """Refuses a DOCX any of whose XML parts (all of which python-docx may parse) would unpack to more
     than ``limits`` allow, from the sizes the zip declares; zipfile stops reading a part at its declared
-    size, so a part cannot lie its way past this."""
-    xml = [info for info in infos if info.filename.lower().endswith((".xml", ".rels"))]
+    size, so a part cannot lie its way past this. A part is XML by its name or by its declared type."""
+    extensions, names = declared
+    xml = [
+        info
+        for info in infos
+        if info.filename.lower().endswith((".xml", ".rels"))
+        or info.filename.lower() in names
+        or PurePosixPath(info.filename.lower()).suffix.lstrip(".") in extensions
+    ]
     for info in xml:
         body = info.filename == "word/document.xml"
         cap = limits.docx_max_xml_bytes if body else limits.docx_max_part_xml_bytes

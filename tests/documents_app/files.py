@@ -148,3 +148,18 @@ def docx_styles_bomb(*, styles_bytes: int) -> bytes:
             data = padded if info.filename == "word/styles.xml" else source.read(info.filename)
             target.writestr(info.filename, data)
     return buffer.getvalue()
+
+
+def docx_with_part(name: str, data: bytes, *, content_type: str) -> bytes:
+    """A short DOCX with one more part, ``name``, declared in [Content_Types].xml as ``content_type``."""
+    plain = docx([("Normal", "A short letter about the kettle.")])
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(plain)) as source, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            content = source.read(info.filename)
+            if info.filename == "[Content_Types].xml":
+                override = f'<Override PartName="/{name}" ContentType="{content_type}"/></Types>'
+                content = content.replace(b"</Types>", override.encode())
+            target.writestr(info.filename, content)
+        target.writestr(name, data)
+    return buffer.getvalue()

@@ -3,6 +3,7 @@ content-stream bytes, a DOCX's every XML part, the text of any document), the re
 a CPU, memory and wall-clock budget, and what goes over any of them fails with a reason a person can act
 on, quickly."""
 
+import random
 import time
 
 import pytest
@@ -78,6 +79,16 @@ def test_a_docx_whose_xml_parts_together_pass_the_total_cap_is_refused():
     limits = parsing.Limits(docx_max_xml_bytes=2 * MB, docx_max_part_xml_bytes=4 * MB)
     reason, _ = _refused(bomb, "letter.docx", limits)
     assert "XML unpacks to 3 MB, more than the 2 MB read here" in reason
+
+
+def test_a_docx_xml_part_named_like_an_image_is_capped_as_xml_and_a_real_large_image_is_not():
+    random_bytes = random.Random(5).randbytes(9 * MB)  # incompressible: no ratio guard trips
+    header = "application/vnd.openxmlformats-officedocument.wordprocessingml.header+xml"
+    disguised = files.docx_with_part("word/media/photo.png", random_bytes, content_type=header)
+    reason, _ = _refused(disguised, "letter.docx")
+    assert reason.startswith("The DOCX's part word/media/photo.png unpacks to 9 MB, more than the 8 MB read here")
+    photo = files.docx_with_part("word/media/photo.png", random_bytes, content_type="image/png")
+    assert parsing.parse(photo, "letter.docx").blocks[-1].text == "A short letter about the kettle."
 
 
 def test_a_document_with_more_text_than_allowed_is_refused_whatever_its_format():
