@@ -324,7 +324,8 @@ def document_index(
     job delivered again after its document was done) a ready or failed document is left as it is too.
     With ``fair=True`` (the worker's job) a document whose owner already has DOCUMENT_INDEX_PER_USER
     others being indexed is left "pending", for the job to come back to later. A document whose runs
-    were cut short DOCUMENT_INDEX_MAX_ATTEMPTS times fails instead of being indexed again.
+    were cut short DOCUMENT_INDEX_MAX_ATTEMPTS times fails instead of being indexed again by a job (a run
+    asked for with ``redo_finished`` counts afresh).
     """
     document = Document.objects.filter(pk=document_id).first()
     if document is None:
@@ -340,9 +341,9 @@ def document_index(
     with transaction.atomic():
         if fair and _owner_busy(document, now=now):
             return Document.objects.filter(pk=document.pk).first()  # "pending" (or done meanwhile)
-        claimed = claimable.update(
-            status=Document.Status.INDEXING, error="", updated_at=now, index_attempts=F("index_attempts") + 1
-        )
+        # A run asked for by hand (``redo_finished``: manage.py reindex, ingest) starts the count afresh.
+        attempts = 1 if redo_finished else F("index_attempts") + 1
+        claimed = claimable.update(status=Document.Status.INDEXING, error="", updated_at=now, index_attempts=attempts)
     if not claimed:
         logger.info("document %s is %s; this run leaves it", document.pk, document.status)
         return Document.objects.filter(pk=document.pk).first()

@@ -78,6 +78,13 @@ def test_a_document_whose_runs_were_cut_short_twice_fails_instead_of_running_aga
     assert not document.nodes.exists() and queued == []
 
 
+def test_indexing_asked_for_by_hand_gets_its_attempts_afresh(settings):
+    settings.DOCUMENT_INDEX_MAX_ATTEMPTS = 2
+    document = _upload(UserFactory(), "a.md")
+    _claimed(document, seconds_ago=3600, attempts=2)
+    assert services.document_index(document_id=document.pk).status == "ready"  # manage.py reindex --not-ready
+
+
 def test_the_rescue_fails_a_stalled_document_that_used_up_its_attempts_and_queues_the_others(queued, settings):
     settings.DOCUMENT_INDEX_MAX_ATTEMPTS = 2
     owner = UserFactory()
