@@ -317,6 +317,11 @@ DOCUMENT_INDEX_MAX_ATTEMPTS = env_int("DOCUMENT_INDEX_MAX_ATTEMPTS", 2, minimum=
 # minute), so the other bulk worker processes stay free for everyone else's.
 DOCUMENT_INDEX_PER_USER = env_int("DOCUMENT_INDEX_PER_USER", 1, minimum=1)
 DOCUMENT_INDEX_DEFER_S = env_float("DOCUMENT_INDEX_DEFER_S", 2.0)
+if not 0 < DOCUMENT_PARSE_WALL_S < DOCUMENT_INDEX_TIME_LIMIT_S:
+    raise ImproperlyConfigured(
+        f"DOCUMENT_PARSE_WALL_S={DOCUMENT_PARSE_WALL_S} must be above 0 and below DOCUMENT_INDEX_TIME_LIMIT_S="
+        f"{DOCUMENT_INDEX_TIME_LIMIT_S}: reading a file is one part of indexing it."
+    )
 
 # --- Retrieval ---------------------------------------------------------------------------------------
 # "hierarchical" descends from the best directories; "flat" ranks chunks directly.
