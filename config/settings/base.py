@@ -339,6 +339,36 @@ if DOCUMENT_INDEX_STALE_S < 2 * DOCUMENT_INDEX_HEARTBEAT_S:
         f"{DOCUMENT_INDEX_HEARTBEAT_S}, or a live run's claim could be taken over between two heartbeats."
     )
 
+# Reading a file runs in a process of its own that the operating system stops past
+# DOCUMENT_PARSE_CPU_S seconds of CPU or DOCUMENT_PARSE_MEMORY_MB of memory, and that is killed after
+# DOCUMENT_PARSE_WALL_S seconds however it spends them (documents_app.sandbox).
+DOCUMENT_PARSE_CPU_S = env_int("DOCUMENT_PARSE_CPU_S", 60, minimum=1)
+DOCUMENT_PARSE_WALL_S = env_float("DOCUMENT_PARSE_WALL_S", 120.0)
+DOCUMENT_PARSE_MEMORY_MB = env_int("DOCUMENT_PARSE_MEMORY_MB", 1536, minimum=256)
+# What one file may hold, checked before it is expanded (documents_app.parsing.Limits says why these).
+DOCUMENT_PDF_MAX_PAGES = env_int("DOCUMENT_PDF_MAX_PAGES", 5000, minimum=1)
+DOCUMENT_PDF_MAX_CONTENT_MB = env_int("DOCUMENT_PDF_MAX_CONTENT_MB", 32, minimum=1)
+DOCUMENT_MAX_TEXT_CHARS = env_int("DOCUMENT_MAX_TEXT_CHARS", 10_000_000, minimum=1000)
+DOCUMENT_DOCX_MAX_XML_MB = env_int("DOCUMENT_DOCX_MAX_XML_MB", 48, minimum=1)
+DOCUMENT_DOCX_MAX_PART_MB = env_int("DOCUMENT_DOCX_MAX_PART_MB", 8, minimum=1)
+# An indexing job is interrupted after DOCUMENT_INDEX_TIME_LIMIT_S seconds (the document fails, saying
+# so) and its process killed DOCUMENT_INDEX_KILL_GRACE_S later if it does not stop. A document whose
+# indexing was cut short DOCUMENT_INDEX_MAX_ATTEMPTS times (a killed process) fails instead of being
+# indexed yet again.
+DOCUMENT_INDEX_TIME_LIMIT_S = env_int("DOCUMENT_INDEX_TIME_LIMIT_S", 1800, minimum=10)
+DOCUMENT_INDEX_KILL_GRACE_S = 60
+DOCUMENT_INDEX_MAX_ATTEMPTS = env_int("DOCUMENT_INDEX_MAX_ATTEMPTS", 2, minimum=1)
+# At most DOCUMENT_INDEX_PER_USER of one person's documents are indexed at once; their others wait
+# (looked at again after DOCUMENT_INDEX_DEFER_S seconds times their place in that line, at most a
+# minute), so the other bulk worker processes stay free for everyone else's.
+DOCUMENT_INDEX_PER_USER = env_int("DOCUMENT_INDEX_PER_USER", 1, minimum=1)
+DOCUMENT_INDEX_DEFER_S = env_float("DOCUMENT_INDEX_DEFER_S", 2.0)
+if not 0 < DOCUMENT_PARSE_WALL_S < DOCUMENT_INDEX_TIME_LIMIT_S:
+    raise ImproperlyConfigured(
+        f"DOCUMENT_PARSE_WALL_S={DOCUMENT_PARSE_WALL_S} must be above 0 and below DOCUMENT_INDEX_TIME_LIMIT_S="
+        f"{DOCUMENT_INDEX_TIME_LIMIT_S}: reading a file is one part of indexing it."
+    )
+
 # --- Retrieval ---------------------------------------------------------------------------------------
 # "hierarchical" descends from the best directories; "flat" ranks chunks directly.
 RETRIEVAL_MODE = env_str("RETRIEVAL_MODE", "hierarchical")
