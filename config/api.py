@@ -7,6 +7,8 @@ Every error leaves the API as ``{"error": {"code", "message", "details"}}`` with
 from __future__ import annotations
 
 import json
+import logging
+import time
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -23,22 +25,28 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
+from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from config import health
+from config.connections import release_database_connections
 from config.exceptions import (
     DATABASE_DOWN_MESSAGE,
     ConflictError,
     DomainError,
     InvalidInputError,
     NotFoundError,
+    RequestStoppedError,
     TooLargeError,
     UnavailableError,
     is_database_down,
+    is_statement_cancelled,
 )
 from config.parsers import JSON_VALUE_MAX_DEPTH, json_problem, readable_path, text_problem
-from config.security import ClientAddressThrottle
+from config.security import ClientAddressThrottle, request_client_address
+
+logger = logging.getLogger(__name__)
 
 _DOMAIN_STATUS: list[tuple[type[DomainError], int]] = [
     (NotFoundError, 404),
@@ -46,6 +54,7 @@ _DOMAIN_STATUS: list[tuple[type[DomainError], int]] = [
     (ConflictError, 409),
     (TooLargeError, 413),
     (UnavailableError, 503),
+    (RequestStoppedError, 503),
 ]
 
 
@@ -67,10 +76,19 @@ def _first_message(detail: Any) -> str:
     return str(detail)
 
 
+def request_stopped_body() -> dict[str, Any]:
+    return error_body(RequestStoppedError.code, RequestStoppedError.default_message)
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, RequestStoppedError) or is_statement_cancelled(exc):
+        logger.warning("request stopped: %s: %s", getattr(context.get("request"), "path", "?"), exc)
     if isinstance(exc, DomainError):
         status = next((code for kind, code in _DOMAIN_STATUS if isinstance(exc, kind)), 400)
-        return Response(error_body(exc.code, exc.message, exc.details), status=status)
+        headers = {"Retry-After": "5"} if status == 503 else None
+        return Response(error_body(exc.code, exc.message, exc.details), status=status, headers=headers)
+    if is_statement_cancelled(exc):
+        return Response(request_stopped_body(), status=503, headers={"Retry-After": "5"})
     if is_database_down(exc):
         return Response(database_unavailable_body(), status=503, headers={"Retry-After": "5"})
     if isinstance(exc, RedisError):
@@ -157,15 +175,60 @@ class TokenView(ObtainAuthToken):
     parser_classes = api_settings.DEFAULT_PARSER_CLASSES
 
 
-class HealthView(APIView):
-    """Liveness and readiness: the database with pgvector, Redis, and (``?deep=1``) the Celery workers
-    and their queues: every queue must have a worker consuming it; its backlog and the oldest waiting
-    task's age are reported, and ``problems`` says in words what is wrong.
+DEEP_VALUES = ("1", "true")
 
-    Anyone may ask whether the service is healthy; versions and error texts are for staff only.
+
+def _is_staff(request: Request) -> bool:
+    return bool(request.user and request.user.is_staff)
+
+
+class DeepHealthThrottle(SimpleRateThrottle):
+    """Deep checks by anyone but staff, per client address (HEALTH_THROTTLE_RATE), counted atomically in
+    Redis per window, so that a burst of simultaneous checks is counted whole. A Redis that is down does
+    not stop the check that reports it."""
+
+    scope = "health"
+
+    def allow_request(self, request: Request, view) -> bool:
+        if self.rate is None or request.query_params.get("deep") not in DEEP_VALUES or _is_staff(request):
+            return True
+        now = time.time()
+        key = self.cache_format % {
+            "scope": self.scope,
+            "ident": f"{self.get_ident(request)}:{int(now // self.duration)}",
+        }
+        try:
+            self.cache.add(key, 0, timeout=self.duration * 2)
+            count = self.cache.incr(key)
+        except (RedisError, ValueError):
+            return True
+        self.wait_s = self.duration - now % self.duration
+        return count <= self.num_requests
+
+    def get_ident(self, request: Request) -> str:
+        return request_client_address(request)
+
+    def get_cache_key(self, request: Request, view) -> str | None:
+        return None  # allow_request counts by itself
+
+    def wait(self) -> float | None:
+        return getattr(self, "wait_s", None)
+
+
+class HealthView(APIView):
+    """Liveness and readiness: the database with pgvector, whether this process can get a database
+    connection, Redis, and (``?deep=1``) the Celery workers and their queues: every queue must have a
+    worker consuming it; its backlog and the oldest waiting task's age are reported, and ``problems``
+    says in words what is wrong.
+
+    Anyone may ask whether the service is healthy; versions and error texts are for staff only. Staff get
+    the workers asked there and then; anyone else gets them as asked a few seconds ago (HEALTH_DEEP_CACHE_S),
+    at most HEALTH_THROTTLE_RATE times. The checks use connections of their own (``config.health``) and
+    hold none of the pool people's requests share, not even while the workers are asked.
     """
 
     permission_classes = [AllowAny]
+    throttle_classes = [DeepHealthThrottle]
 
     @extend_schema(
         responses=inline_serializer(
@@ -173,6 +236,7 @@ class HealthView(APIView):
             {
                 "status": serializers.ChoiceField(choices=["ok", "degraded"]),
                 "database": serializers.DictField(),
+                "connections": serializers.DictField(),
                 "redis": serializers.DictField(),
                 "workers": serializers.DictField(required=False),
                 "queues": serializers.DictField(required=False),
@@ -181,9 +245,12 @@ class HealthView(APIView):
         )
     )
     def get(self, request: Request) -> Response:
-        report = health.health_report(include_workers=request.query_params.get("deep") in ("1", "true"))
+        staff = _is_staff(request)
+        # Telling who asks may have taken a connection (a token, a session); the checks need none.
+        release_database_connections()
+        report = health.health_report(include_workers=request.query_params.get("deep") in DEEP_VALUES, fresh=staff)
         status = 200 if report["status"] == "ok" else 503
-        if not (request.user and request.user.is_staff):
+        if not staff:
             # Others learn what works, not how it is set up (versions, worker names, backlogs).
             report = {
                 name: {"ok": part["ok"]} if isinstance(part, dict) else part

@@ -4,22 +4,25 @@ DJANGO_SETTINGS_MODULE must be set (``make run`` sets it): a server never guesse
 production unit that forgets it fails to start instead of serving development settings.
 """
 
-from django.core.asgi import get_asgi_application
+import django
 
 # Django must be set up before anything imports models (consumers, routing).
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
 
 import sys  # noqa: E402
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from config import security, server  # noqa: E402
+from config import connections, security, server  # noqa: E402
+from config.handler import ConnectionSafeASGIHandler  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from config.ws_auth import auth_stack, origin_validator  # noqa: E402
 
 # Daphne's own command line: a server that would take any client's word for its address does not start.
 security.refuse_unsafe_proxy_headers(sys.argv)
 server.install()
+connections.install()
+django_asgi_app = ConnectionSafeASGIHandler()
 
 application = ProtocolTypeRouter(
     {

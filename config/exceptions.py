@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError
+from psycopg.errors import QueryCanceled
 from psycopg_pool import PoolTimeout
 
 # The failures that mean "the database is unreachable (or every connection is busy)", not "this
@@ -16,7 +17,15 @@ DATABASE_DOWN = (OperationalError, InterfaceError, PoolTimeout)
 DATABASE_DOWN_MESSAGE = "The database is unavailable; retry in a few seconds."
 
 
+def is_statement_cancelled(exc: BaseException) -> bool:
+    """A statement stopped by its time limit (DATABASE_STATEMENT_TIMEOUT_S) or cancelled because its
+    request was abandoned: the database is fine, this request took too long."""
+    return isinstance(exc, QueryCanceled) or isinstance(exc.__cause__, QueryCanceled)
+
+
 def is_database_down(exc: BaseException) -> bool:
+    if is_statement_cancelled(exc):
+        return False
     return isinstance(exc, DATABASE_DOWN) or (
         isinstance(exc, DatabaseError) and isinstance(exc.__cause__, DATABASE_DOWN)
     )
@@ -67,3 +76,10 @@ class UnavailableError(DomainError):
 
     code = "unavailable"
     default_message = "A required service is unavailable."
+
+
+class RequestStoppedError(DomainError):
+    """The request ran past its time limit (or its client left) and was stopped; retrying may succeed."""
+
+    code = "timeout"
+    default_message = "The request took too long and was stopped; retry it."

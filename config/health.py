@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
+import psycopg
 from django.conf import settings
-from django.db import DatabaseError, connection
-from django.db.migrations.executor import MigrationExecutor
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.migrations.loader import MigrationLoader
 
 from config.celery import QUEUES, SENT_AT_HEADER, app
+from config.connections import pool_status, release_database_connections
 
 # kombu's Redis transport keeps a queue as a list (new messages pushed on the left, taken from the
 # right), plus one list per priority step named with this separator; messages taken but not yet
@@ -21,50 +24,108 @@ _UNACKED_KEY = "unacked"
 # interactive work; bulk work (indexing a large upload) may queue for a while.
 QUEUE_WAIT_WARNING_S = {"interactive": 60.0, "bulk": 900.0}
 
-_pending_cache: dict[str, float] = {}
+# The health check connects on its own, one check at a time per process, and a burst of checks shares
+# one answer for FACTS_FRESH_S: a flood of checks never competes with people's requests for the pool,
+# and a pool that people's requests have exhausted (or lost) does not hide whether the database answers.
+HEALTH_CONNECT_TIMEOUT_S = 2
+FACTS_FRESH_S = 1.0
+FACTS_WAIT_S = HEALTH_CONNECT_TIMEOUT_S + 1.0
+# Loading every migration file costs ~0.1 s: the list on disk is read once a minute at most.
+MIGRATIONS_RELOAD_S = 60.0
+
+_facts: dict[str, tuple[float, Any]] = {}
+_facts_lock = threading.Lock()
+_disk_migrations: dict[str, Any] = {}
 
 
-def _pending_migrations() -> int:
-    """Migrations not yet applied; loading every migration file costs ~0.1 s, so at most once a minute."""
-    if _pending_cache.get("at", 0.0) < time.monotonic() - 60 or _pending_cache.get("count"):
-        executor = MigrationExecutor(connection)
-        _pending_cache.update(
-            count=len(executor.migration_plan(executor.loader.graph.leaf_nodes())), at=time.monotonic()
-        )
-    return int(_pending_cache["count"])
+def _connect_params() -> dict[str, Any]:
+    """The site's own connection parameters (database, options, time limits), for a plain connection."""
+    params = connections[DEFAULT_DB_ALIAS].get_connection_params()
+    # Django's own cursor class and type adapters are of no use to these few plain queries.
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    params.update(autocommit=True, connect_timeout=HEALTH_CONNECT_TIMEOUT_S)
+    return params
 
 
-def vector_column_sizes() -> dict[str, int]:
-    """The size of every ``vector(n)`` column in the database, by ``table.column``."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT c.relname || '.' || a.attname, a.atttypmod FROM pg_attribute a"
-            " JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE a.atttypid = 'vector'::regtype AND c.relkind = 'r' AND n.nspname = current_schema()"
-            " AND NOT a.attisdropped"
-        )
-        return dict(cursor.fetchall())
+def _migrations_on_disk() -> tuple[set[tuple[str, str]], dict[tuple[str, str], list[tuple[str, str]]]]:
+    """Every migration on disk, and what each squashed one replaces."""
+    if _disk_migrations.get("at", 0.0) < time.monotonic() - MIGRATIONS_RELOAD_S:
+        loader = MigrationLoader(None, ignore_no_migrations=True)
+        replaces = {key: list(migration.replaces) for key, migration in loader.replacements.items()}
+        _disk_migrations.update(nodes=set(loader.graph.nodes), replaces=replaces, at=time.monotonic())
+    return _disk_migrations["nodes"], _disk_migrations["replaces"]
+
+
+def _pending_migrations(cursor) -> int:
+    """Migrations on disk not yet applied to the database."""
+    cursor.execute("SELECT to_regclass('django_migrations') IS NOT NULL")
+    recorded = cursor.fetchone()[0]
+    applied = set(cursor.execute("SELECT app, name FROM django_migrations").fetchall()) if recorded else set()
+    nodes, replaces = _migrations_on_disk()
+    # A squashed migration counts as applied when everything it replaces is.
+    return sum(1 for key in nodes if key not in applied and not (key in replaces and set(replaces[key]) <= applied))
+
+
+_VECTOR_COLUMNS_SQL = (
+    "SELECT c.relname || '.' || a.attname, a.atttypmod FROM pg_attribute a"
+    " JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
+    " WHERE a.atttypid = 'vector'::regtype AND c.relkind = 'r' AND n.nspname = current_schema()"
+    " AND NOT a.attisdropped"
+)
+
+
+def _ask_database(params: dict[str, Any]) -> tuple[str, str | None, int, dict[str, int]]:
+    with psycopg.connect(**params) as conn, conn.cursor() as cursor:
+        cursor.execute("SELECT current_setting('server_version')")
+        server_version = cursor.fetchone()[0]
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        row = cursor.fetchone()
+        pending = _pending_migrations(cursor)
+        sizes = dict(cursor.execute(_VECTOR_COLUMNS_SQL).fetchall()) if row else {}
+    return server_version, row[0] if row else None, pending, sizes
+
+
+def _database_facts() -> tuple[str, str | None, int, dict[str, int]]:
+    """The server's version, pgvector's, the pending migrations and the vector columns' sizes (or the
+    error that prevented asking), as asked at most FACTS_FRESH_S ago. A check that finds another one
+    asking waits for it at most FACTS_WAIT_S: a database that hangs (rather than refusing) holds one
+    thread of the process, never every health check."""
+    params = _connect_params()
+    key = repr(sorted(params.items()))
+    if not _facts_lock.acquire(timeout=FACTS_WAIT_S):
+        raise psycopg.OperationalError(f"the database has not answered the health check for {FACTS_WAIT_S:g} s")
+    try:
+        at, facts = _facts.get(key, (-FACTS_FRESH_S, None))
+        if at < time.monotonic() - FACTS_FRESH_S:
+            try:
+                facts = _ask_database(params)
+            except psycopg.Error as exc:
+                facts = exc
+            _facts.clear()
+            _facts[key] = (time.monotonic(), facts)
+    finally:
+        _facts_lock.release()
+    if isinstance(facts, Exception):
+        raise facts
+    return facts
 
 
 def database_status() -> dict[str, Any]:
+    """Whether the database answers, with pgvector, every migration applied and vector columns that fit
+    the embedding model: asked on the health check's own connections, never one of people's requests."""
     started = time.perf_counter()
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT current_setting('server_version')")
-            server_version = cursor.fetchone()[0]
-            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-            row = cursor.fetchone()
-        pending = _pending_migrations()
-        sizes = vector_column_sizes() if row else {}
-    except DatabaseError as exc:
-        return {"ok": False, "error": str(exc).strip()}
+        server_version, pgvector, pending, sizes = _database_facts()
+    except psycopg.Error as exc:
+        return {"ok": False, "error": str(exc).strip() or type(exc).__name__}
     configured = settings.EMBEDDING_DIMENSIONS
     # Columns made for another EMBEDDING_DIMENSIONS cannot store this model's vectors.
     mismatched = sorted(column for column, size in sizes.items() if size != configured)
     report: dict[str, Any] = {
-        "ok": row is not None and pending == 0 and not mismatched,
+        "ok": pgvector is not None and pending == 0 and not mismatched,
         "postgresql": server_version,
-        "pgvector": row[0] if row else None,
+        "pgvector": pgvector,
         "pending_migrations": pending,
         "embedding_dimensions": configured,
         "latency_ms": round((time.perf_counter() - started) * 1000, 1),
@@ -169,7 +230,10 @@ def worker_status(timeout: float = 1.0) -> dict[str, Any]:
 
 
 def workers_report() -> dict[str, Any]:
-    """The workers, their queues, and in words what is wrong with them: ``{workers, queues, problems}``."""
+    """The workers, their queues, and in words what is wrong with them: ``{workers, queues, problems}``.
+    Asking the workers takes up to a second: the caller's pooled connection goes back first (the health
+    check, the operators' dashboard), so that a burst of these starves nobody else."""
+    release_database_connections()
     workers = worker_status()
     queues = queue_status(consumers=workers.get("consumers"))
     problems = list(queues.get("problems", []))
@@ -178,9 +242,24 @@ def workers_report() -> dict[str, Any]:
     return {"workers": workers, "queues": queues, "problems": problems}
 
 
-def health_report(*, include_workers: bool = False) -> dict[str, Any]:
-    report: dict[str, Any] = {"database": database_status(), "redis": redis_status()}
+_deep_cache: dict[str, Any] = {}
+_deep_lock = threading.Lock()
+
+
+def cached_workers_report() -> dict[str, Any]:
+    """``workers_report()`` as checked at most HEALTH_DEEP_CACHE_S ago in this process: asking the workers
+    takes about a second, and a burst of checks waits for one asking, never starts one each."""
+    with _deep_lock:
+        if _deep_cache.get("at", -float("inf")) < time.monotonic() - settings.HEALTH_DEEP_CACHE_S:
+            _deep_cache.update(report=workers_report(), at=time.monotonic())
+        return _deep_cache["report"]
+
+
+def health_report(*, include_workers: bool = False, fresh: bool = True) -> dict[str, Any]:
+    """The database (does it answer?), this process's connections (can it get one?), Redis, and with
+    ``include_workers`` the workers and queues (``fresh``, or as checked a few seconds ago)."""
+    report: dict[str, Any] = {"database": database_status(), "connections": pool_status(), "redis": redis_status()}
     if include_workers:
-        report.update(workers_report())
+        report.update(workers_report() if fresh else cached_workers_report())
     report["status"] = "ok" if all(part["ok"] for part in report.values() if isinstance(part, dict)) else "degraded"
     return report

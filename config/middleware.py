@@ -15,8 +15,8 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from config.api import database_unavailable_body, error_body
-from config.exceptions import is_database_down
+from config.api import database_unavailable_body, error_body, request_stopped_body
+from config.exceptions import RequestStoppedError, is_database_down, is_statement_cancelled
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +93,22 @@ class ApiRequestGuard:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, RequestStoppedError) or is_statement_cancelled(exception):
+            # A request past its time limit, or whose client left: it was stopped to free its connection.
+            logger.warning("request stopped: %s %s: %s", request.method, request.path, exception)
+            if request.path.startswith(API_PREFIX):
+                body = (
+                    error_body(exception.code, exception.message)
+                    if isinstance(exception, RequestStoppedError)
+                    else request_stopped_body()
+                )
+                return JsonResponse(body, status=503, headers={"Retry-After": "5"})
+            return HttpResponse(
+                "This page took too long and was stopped; retry in a few seconds.",
+                status=503,
+                content_type="text/plain; charset=utf-8",
+                headers={"Retry-After": "5"},
+            )
         if not request.path.startswith(API_PREFIX):
             if is_database_down(exception):
                 logger.warning("database unavailable: %s", exception)

@@ -9,7 +9,10 @@ each child gets exactly one orderly SIGTERM; they also die with the supervisor i
 Until then it keeps the site up: a child that dies (killed, out of memory, crashed) is started again
 after a pause that doubles with each quick failure, while the others keep running; an embedded server
 that dies is started again in place (same socket, same port), so every process reconnects to it by
-itself; and a document whose indexing worker died is queued again once its claim has gone stale.
+itself; a document whose indexing worker died is queued again once its claim has gone stale; and a
+Daphne that is alive but useless (its health check unanswered, or saying it cannot get a database
+connection, for HEALTH_RESTART_AFTER_S) is stopped and started again. A database that is down is not
+Daphne's fault: a restart would not bring it back, so that alone restarts nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path
 from config import embedded
 from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE, RESCUE_DOCUMENTS_TASK
 from config.celery import app as celery_app
+from config.webcheck import web_trouble
 
 STOP_TIMEOUT_S = 20.0
 ASGI_THREADS = 32
@@ -44,6 +48,9 @@ RESTART_MAX_DELAY_S = 60.0
 RESTART_STABLE_S = 30.0
 # How often the embedded servers are checked.
 SERVERS_CHECK_S = 1.0
+# How often a running Daphne's health is asked, and how long an answer may take.
+HEALTH_CHECK_INTERVAL_S = 5.0
+HEALTH_ANSWER_TIMEOUT_S = 3.0
 
 
 def _die_with_parent() -> None:
@@ -72,13 +79,26 @@ class _Child:
         self.restarts = 0
         self.quick_failures = 0
         self.restart_at: float | None = None
+        self.kill_at: float | None = None
+
+    def terminate(self, now: float) -> None:
+        """Asks the process to stop (it is started again once it has); kills it if it will not."""
+        if self.restart_at is None and self.kill_at is None:
+            self.proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGCONT)  # a frozen (stopped) process must run to stop
+            self.kill_at = now + STOP_TIMEOUT_S
 
     def check(self, now: float) -> None:
         """Notices a death and schedules the restart; performs a restart that is due."""
         if self.restart_at is None:
             code = self.proc.poll()
             if code is None:
+                if self.kill_at is not None and now > self.kill_at:
+                    print(f"[recollect] {self.name} did not stop in {STOP_TIMEOUT_S:.0f}s; killing it", flush=True)
+                    _kill(self.proc)
                 return
+            self.kill_at = None
             # What the dead process left behind (a Celery worker's pool processes) goes with it: they can
             # no longer report to anyone, and the restarted worker starts its own.
             _kill(self.proc)
@@ -119,6 +139,38 @@ def _health(url: str) -> str:
     except (urllib.error.URLError, OSError) as error:
         return str(error)
     return "no answer"
+
+
+class _HealthWatch:
+    """Restarts a Daphne that has been in trouble (``config.webcheck``) for ``restart_after`` seconds."""
+
+    def __init__(self, url: str, restart_after: float) -> None:
+        self.url, self.restart_after = url, restart_after
+        self.checked = 0.0
+        self.trouble_since: float | None = None
+        self.up_since_start: float | None = None  # the start of Daphne after which it last answered well
+
+    def check(self, now: float, daphne: _Child) -> None:
+        if self.restart_after <= 0 or now - self.checked < HEALTH_CHECK_INTERVAL_S:
+            return
+        self.checked = now
+        if daphne.restart_at is not None or daphne.kill_at is not None:
+            self.trouble_since = None
+            return
+        trouble = web_trouble(self.url, timeout=HEALTH_ANSWER_TIMEOUT_S)
+        if trouble is None:
+            self.trouble_since, self.up_since_start = None, daphne.started
+            return
+        if self.up_since_start != daphne.started and now - daphne.started < READY_TIMEOUT_S:
+            return  # still starting
+        self.trouble_since = self.trouble_since or now
+        if now - self.trouble_since >= self.restart_after:
+            print(
+                f"[recollect] daphne is running but {trouble}, for {now - self.trouble_since:.0f}s; restarting it",
+                flush=True,
+            )
+            daphne.terminate(now)
+            self.trouble_since = None
 
 
 def _revive_servers() -> None:
@@ -186,6 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     from django.conf import settings
     from django.core.management import call_command
 
+    from config.connections import install_migration_limits
+
+    install_migration_limits()
     call_command("migrate", interactive=False, verbosity=1)
     _ensure_first_admin(embedded.var_dir())
 
@@ -206,33 +261,35 @@ def main(argv: list[str] | None = None) -> int:
         argv += ["--queues", queue, "--concurrency", str(processes), "--hostname", f"{queue}-{args.port}@%h"]
         return _Child(f"{queue} worker", argv)
 
-    children = [
-        # One process answers interactive work at once; bulk work gets the configured concurrency.
-        worker(INTERACTIVE_QUEUE, 1),
-        worker(BULK_QUEUE, concurrency),
-        _Child(
+    daphne = _Child(
+        "daphne",
+        [
+            sys.executable,
+            "-m",
             "daphne",
-            [
-                sys.executable,
-                "-m",
-                "daphne",
-                "-b",
-                args.host,
-                "-p",
-                str(args.port),
-                "--websocket_connect_timeout",
-                str(WEBSOCKET_CONNECT_TIMEOUT_S),
-                "config.asgi:application",
-            ],
-        ),
-    ]
+            "-b",
+            args.host,
+            "-p",
+            str(args.port),
+            "--websocket_connect_timeout",
+            str(WEBSOCKET_CONNECT_TIMEOUT_S),
+            "--application-close-timeout",
+            f"{settings.APPLICATION_CLOSE_TIMEOUT_S:g}",
+            "config.asgi:application",
+        ],
+    )
+    # One process answers interactive work at once; bulk work gets the configured concurrency.
+    children = [worker(INTERACTIVE_QUEUE, 1), worker(BULK_QUEUE, concurrency), daphne]
     base_url = f"http://{args.host}:{args.port}"
+    watch = _HealthWatch(f"{base_url}/api/health", settings.HEALTH_RESTART_AFTER_S)
     ready_by: float | None = time.monotonic() + READY_TIMEOUT_S
     servers_checked = rescued = time.monotonic()
     while not signals:
         now = time.monotonic()
         for child in children:
             child.check(now)
+        if ready_by is None:
+            watch.check(now, daphne)
         if now - servers_checked >= SERVERS_CHECK_S:
             _revive_servers()
             servers_checked = now

@@ -68,6 +68,7 @@ class DocumentAdmin(ServiceDeleteMixin, admin.ModelAdmin):
         "filename",
         "status",
         "error",
+        "index_attempts",
         "uri",
         "media_type",
         "size_bytes",

@@ -39,6 +39,10 @@ class Document(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     error = models.TextField(blank=True, default="")
     node_count = models.PositiveIntegerField(default=0)
+    # Indexing runs started since the document last finished one (ready, failed or waiting to retry): a
+    # run whose process was killed (out of memory, over the time limit) leaves it counted, and a document
+    # that has used up DOCUMENT_INDEX_MAX_ATTEMPTS fails instead of being handed out yet again.
+    index_attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
     indexed_at = models.DateTimeField(null=True, blank=True)

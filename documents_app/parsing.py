@@ -8,10 +8,12 @@ Beautiful Soup for HTML, pypdf for PDF and python-docx for DOCX. The result is a
 
 from __future__ import annotations
 
+import importlib
 import io
 import itertools
 import re
 import zipfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -20,8 +22,31 @@ from documents_app import titles
 # Limits on what a DOCX (a zip) may unpack to, so a small upload cannot expand into gigabytes.
 MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 150
-MAX_DOCX_XML_BYTES = 60 * 1024 * 1024  # the document's own XML, which lxml holds in memory several times over
 PDF_PAGES_PER_GROUP = 10
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What reading one file may cost, checked on the sizes the file declares before anything is expanded.
+
+    A PDF's text is drawn by each page's content stream, and reading a page costs about a second of CPU per
+    megabyte of it (measured with pypdf 7: 2 MB in 1.7 s); pages may share one stream, so the cost is pages x
+    the bytes each page draws, not the file's size. A DOCX's XML parts are each parsed by lxml, which holds
+    about ten times their size in memory (a 20 MB styles.xml: 280 MB). The defaults pass a dense
+    2,000-page book and a 1,000-page report; settings (``DOCUMENT_*``) may change them.
+    """
+
+    pdf_max_pages: int = 5000
+    # Pages x the bytes of the content streams each draws: 32 MB is about 1,000 dense pages of 32 KB.
+    pdf_max_content_bytes: int = 32 * MB
+    # The text of any document: 10 million characters is about 5,000 pages of prose.
+    max_text_chars: int = 10_000_000
+    docx_max_xml_bytes: int = 48 * MB  # all XML parts together, word/document.xml (the body) included
+    docx_max_part_xml_bytes: int = 8 * MB  # any other XML part (styles, numbering, notes, headers ...)
+
+
+DEFAULT_LIMITS = Limits()
 
 
 class ParseError(ValueError):
@@ -101,6 +126,16 @@ def sniff(data: bytes) -> str:
     return "text/plain"  # Markdown is plain text; the name decides whether its headings are read
 
 
+# The libraries the readers below import when first used (so a web process that only sniffs uploads
+# never loads them); ``preload`` loads them ahead, for a process that forks one reader per file.
+READER_LIBRARIES = ("markdown_it", "bs4", "lxml.etree", "pypdf", "pypdf.generic", "docx", "docx.opc.exceptions")
+
+
+def preload() -> None:
+    for name in READER_LIBRARIES:
+        importlib.import_module(name)
+
+
 def detect(data: bytes, filename: str) -> str:
     """The media type to parse ``data`` as, checking that ``filename`` does not claim another one."""
     if not data:
@@ -124,8 +159,9 @@ def detect(data: bytes, filename: str) -> str:
     return actual
 
 
-def parse(data: bytes, filename: str) -> Parsed:
-    """Reads ``data`` as the document it is. Raises ParseError with a reason a person can act on."""
+def parse(data: bytes, filename: str, *, limits: Limits = DEFAULT_LIMITS) -> Parsed:
+    """Reads ``data`` as the document it is. Raises ParseError with a reason a person can act on, also
+    for a file over one of ``limits``."""
     media_type = detect(data, filename)
     reader = {
         "text/plain": _plain,
@@ -134,7 +170,8 @@ def parse(data: bytes, filename: str) -> Parsed:
         "application/pdf": _pdf,
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document": _docx,
     }[media_type]
-    own_title, blocks = reader(data)
+    own_title, blocks = reader(data, limits)
+    _check_text(sum(len(block.text) for block in blocks), limits)
     blocks = [Block(b.level, _squash(b.title), _tidy(b.text), b.made_up) for b in blocks]
     blocks = [b for b in blocks if b.text or b.title]
     if not any(b.text for b in blocks):
@@ -162,7 +199,15 @@ def _tidy(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
-def _plain(data: bytes) -> tuple[str, list[Block]]:
+def _check_text(chars: int, limits: Limits) -> None:
+    if chars > limits.max_text_chars:
+        raise ParseError(
+            f"The document has more than {limits.max_text_chars:,} characters of text, more than one document "
+            "may hold here: split it into parts and upload those."
+        )
+
+
+def _plain(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
     text = _decode(data) or ""
     return "", [Block(0, "", text)]
 
@@ -198,7 +243,7 @@ def _inline_text(token) -> str:
     return "".join(words) if token.children else token.content
 
 
-def _markdown(data: bytes) -> tuple[str, list[Block]]:
+def _markdown(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
     from markdown_it import MarkdownIt
 
     text = _newlines(_decode(data) or "")
@@ -245,7 +290,7 @@ _HTML_BLOCKS = {
 _HTML_CELLS = {"td", "th"}
 
 
-def _html(data: bytes) -> tuple[str, list[Block]]:
+def _html(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
     from bs4 import BeautifulSoup, NavigableString, Tag
 
     soup = BeautifulSoup(data, "html.parser")
@@ -280,9 +325,9 @@ def _html(data: bytes) -> tuple[str, list[Block]]:
     return title, blocks
 
 
-def _pdf(data: bytes) -> tuple[str, list[Block]]:
+def _pdf(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PdfReadError, PyPdfError
 
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -293,12 +338,17 @@ def _pdf(data: bytes) -> tuple[str, list[Block]]:
                 raise ParseError("The PDF is encrypted with a password.") from exc
             if not opened:
                 raise ParseError("The PDF is encrypted with a password.")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        _check_pdf_cost(reader, limits)
+        pages, chars = [], 0
+        for page in reader.pages:
+            pages.append(page.extract_text() or "")
+            chars += len(pages[-1])
+            _check_text(chars, limits)  # stop reading as soon as it is over, not after the last page
         title = str((reader.metadata or {}).get("/Title") or "")
         outline = _pdf_outline(reader)
     except ParseError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
         raise ParseError(f"The PDF is damaged and cannot be read ({exc}).") from exc
     if not pages:
         raise ParseError("The PDF has no pages.")
@@ -313,6 +363,112 @@ def _pdf(data: bytes) -> tuple[str, list[Block]]:
         )
         for start in range(0, len(pages), PDF_PAGES_PER_GROUP)
     ]
+
+
+def _stream_parts(contents) -> list:
+    """The streams a page's /Contents names, each with a key that is the same wherever it is shared."""
+    from pypdf.generic import ArrayObject, IndirectObject
+
+    if isinstance(contents, IndirectObject) and isinstance(contents.get_object(), ArrayObject):
+        contents = contents.get_object()
+    items = contents if isinstance(contents, ArrayObject) else [contents]
+    return [(_key(item), item.get_object()) for item in items]
+
+
+def _key(item) -> tuple | int:
+    """The same for every reference to one PDF object."""
+    from pypdf.generic import IndirectObject
+
+    return (item.idnum, item.generation) if isinstance(item, IndirectObject) else id(item)
+
+
+def _entry(dictionary, name: str):
+    """A PDF dictionary's entry, followed if it is a reference; None if absent (or not a dictionary)."""
+    from pypdf.generic import DictionaryObject
+
+    if not isinstance(dictionary, DictionaryObject) or name not in dictionary:
+        return None
+    return dictionary[name]
+
+
+# "/Name Do": drawing a form (or an image) by its name in the resources. Matched on the raw stream, so a
+# string that happens to hold those words counts too, which only errs towards refusing.
+_DRAW_XOBJECT = re.compile(rb"/([^\s/\[\]()<>{}%]+)\s*Do(?![^\s/\[\]()<>{}%])")
+# Forms drawing forms deeper than this are refused: pypdf reads each level again.
+PDF_MAX_FORM_DEPTH = 8
+
+
+class _PdfCost:
+    """The bytes extracting a PDF's text reads: each page's content streams, and for every form it draws
+    ("/Name Do"), that form's streams, again at every drawing, forms within forms included. Each stream is
+    unpacked once (pypdf stops any one stream at 75 MB) and remembered as its size and what it draws."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.cap = limits.pdf_max_content_bytes
+        self.streams: dict = {}  # key -> (size, {name: times drawn})
+        self.forms: dict = {}  # key -> bytes read to draw the form once
+
+    def _stream(self, key, stream) -> tuple[int, Counter]:
+        from pypdf.errors import LimitReachedError
+
+        if key not in self.streams:
+            try:
+                data = stream.get_data() if hasattr(stream, "get_data") else b""
+            except LimitReachedError:  # one stream alone unpacks past what pypdf reads
+                data, self.streams[key] = b"", (self.cap + 1, Counter())
+            else:
+                self.streams[key] = (len(data), Counter(m.group(1) for m in _DRAW_XOBJECT.finditer(data)))
+        return self.streams[key]
+
+    def drawn(self, parts: list, resources, depth: int = 0) -> int:
+        """Bytes read to draw ``parts`` (keyed streams) with ``resources``; stops counting past the cap."""
+        total, calls = 0, Counter()
+        for key, stream in parts:
+            size, names = self._stream(key, stream)
+            total += size
+            calls.update(names)
+        xobjects = _entry(resources, "/XObject")
+        for name, times in calls.items():
+            if total > self.cap or xobjects is None:
+                break
+            entry = f"/{name.decode('latin-1')}"
+            if entry in xobjects:
+                ref = xobjects.raw_get(entry)
+                total += times * self._form(ref, resources, depth + 1)
+        return total
+
+    def _form(self, ref, resources, depth: int) -> int:
+        key = _key(ref)
+        if key not in self.forms:
+            if depth > PDF_MAX_FORM_DEPTH:
+                return self.cap + 1
+            self.forms[key] = 0  # a form that draws itself is counted once, not forever
+            form = ref.get_object()
+            if _entry(form, "/Subtype") == "/Form":
+                own = _entry(form, "/Resources")
+                self.forms[key] = self.drawn([(key, form)], own if own is not None else resources, depth)
+        return self.forms[key]
+
+
+def _check_pdf_cost(reader, limits: Limits) -> None:
+    """Refuses a PDF whose pages together make text extraction read more bytes than ``limits`` allow
+    (``_PdfCost``), before any page's text is extracted: pages sharing one huge content stream, or
+    drawing one huge form many times, cost that much each time."""
+    count = len(reader.pages)
+    if count > limits.pdf_max_pages:
+        raise ParseError(
+            f"The PDF has {count:,} pages; at most {limits.pdf_max_pages:,} are read here. Split it into parts."
+        )
+    cost, total = _PdfCost(limits), 0
+    for page in reader.pages:
+        if "/Contents" in page:
+            total += cost.drawn(_stream_parts(page.raw_get("/Contents")), _entry(page, "/Resources"))
+        if total > limits.pdf_max_content_bytes:
+            raise ParseError(
+                f"The PDF's pages draw more than {limits.pdf_max_content_bytes // MB} MB of content (pages sharing "
+                "one huge content stream or drawing one huge form many times?), more than is read here. If it is "
+                "a real document, split it into parts or print it to a new PDF."
+            )
 
 
 def _heading_at(text: str, heading: str, start: int, end: int) -> re.Match | None:
@@ -369,7 +525,7 @@ def _pdf_outline(reader) -> list[tuple[int, str, int]]:
     return sorted(entries, key=lambda entry: entry[2])
 
 
-def _docx(data: bytes) -> tuple[str, list[Block]]:
+def _docx(data: bytes, limits: Limits) -> tuple[str, list[Block]]:
     import docx
     from docx.opc.exceptions import PackageNotFoundError
 
@@ -377,12 +533,12 @@ def _docx(data: bytes) -> tuple[str, list[Block]]:
         infos = archive.infolist()
         unzipped = sum(info.file_size for info in infos)
         packed = max(sum(info.compress_size for info in infos), 1)
-        main = next((info.file_size for info in infos if info.filename == "word/document.xml"), 0)
-        if unzipped > MAX_UNZIPPED_BYTES or unzipped / packed > MAX_COMPRESSION_RATIO or main > MAX_DOCX_XML_BYTES:
+        if unzipped > MAX_UNZIPPED_BYTES or unzipped / packed > MAX_COMPRESSION_RATIO:
             raise ParseError(
-                f"The DOCX would unpack to {unzipped // (1024 * 1024)} MB ({unzipped / packed:.0f} times its size): "
+                f"The DOCX would unpack to {unzipped // MB} MB ({unzipped / packed:.0f} times its size): "
                 "refused as a possible zip bomb."
             )
+        _check_docx_parts(infos, _xml_content_types(archive, limits), limits)
     try:
         document = docx.Document(io.BytesIO(data))
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile) as exc:
@@ -425,3 +581,68 @@ def _docx(data: bytes) -> tuple[str, list[Block]]:
                 parts.append(" | ".join(cell.text.strip() for cell in row.cells))
     blocks.append(Block(level, heading, "\n".join(parts)))
     return title, blocks
+
+
+_CONTENT_TYPES = "[Content_Types].xml"
+
+
+def _xml_content_types(archive: zipfile.ZipFile, limits: Limits) -> tuple[set[str], set[str]]:
+    """The extensions and the part names that the DOCX's [Content_Types].xml declares as XML: python-docx
+    parses a part by its declared type, whatever its name (an XML part may be called "image.png")."""
+    try:
+        info = archive.getinfo(_CONTENT_TYPES)
+    except KeyError:
+        return set(), set()
+    if info.file_size > limits.docx_max_part_xml_bytes:
+        raise ParseError(f"The DOCX's {_CONTENT_TYPES} is {info.file_size / MB:.0f} MB: not a real document's.")
+    from lxml import etree
+
+    # As python-docx parses a part: no entities expanded, nothing fetched from the network.
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    try:
+        root = etree.fromstring(archive.read(info), parser=parser)
+    except (etree.XMLSyntaxError, zipfile.BadZipFile, ValueError) as exc:
+        raise ParseError(f"The DOCX is damaged and cannot be read ({exc}).") from exc
+    extensions, names = set(), set()
+    for entry in root.iterchildren("*"):
+        declared = entry.get("ContentType", "").split(";")[0].strip().lower()
+        if not declared.endswith(("/xml", "+xml")):
+            continue
+        if entry.get("Extension"):
+            extensions.add(entry.get("Extension").lower())
+        if entry.get("PartName"):
+            names.add(entry.get("PartName").lstrip("/").lower())
+    return extensions, names
+
+
+def _check_docx_parts(infos: list[zipfile.ZipInfo], declared: tuple[set[str], set[str]], limits: Limits) -> None:
+    """Refuses a DOCX any of whose XML parts (all of which python-docx may parse) would unpack to more
+    than ``limits`` allow, from the sizes the zip declares; zipfile stops reading a part at its declared
+    size, so a part cannot lie its way past this. A part is XML by its name or by its declared type."""
+    extensions, names = declared
+    xml = [
+        info
+        for info in infos
+        if info.filename.lower().endswith((".xml", ".rels"))
+        or info.filename.lower() in names
+        or PurePosixPath(info.filename.lower()).suffix.lstrip(".") in extensions
+    ]
+    for info in xml:
+        body = info.filename == "word/document.xml"
+        cap = limits.docx_max_xml_bytes if body else limits.docx_max_part_xml_bytes
+        if info.file_size > cap:
+            raise ParseError(
+                f"The DOCX's part {info.filename} unpacks to {info.file_size / MB:.0f} MB, more than the "
+                f"{cap // MB} MB read here"
+                + (
+                    ": split the document into parts."
+                    if body
+                    else " (a real document's is far smaller): save it again from a word processor, or as PDF."
+                )
+            )
+    total = sum(info.file_size for info in xml)
+    if total > limits.docx_max_xml_bytes:
+        raise ParseError(
+            f"The DOCX's XML unpacks to {total / MB:.0f} MB, more than the {limits.docx_max_xml_bytes // MB} MB read "
+            "here: split the document into parts."
+        )

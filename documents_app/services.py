@@ -18,10 +18,10 @@ from pathlib import PurePosixPath
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
-from documents_app import parsing, titles, tree
+from documents_app import parsing, sandbox, titles, tree
 from documents_app.exceptions import DocumentNotFound, DocumentTooLarge, InvalidTitle, StorageFull, UnsupportedDocument
 from documents_app.models import Document, DocumentNode
 from documents_app.signals import document_deleted
@@ -48,6 +48,11 @@ EMBED_BATCH = 64
 
 # The event a person's open pages receive when one of their documents changes status.
 DOCUMENT_EVENT = "document"
+# The first key of the PostgreSQL advisory lock that runs claiming one person's documents take in turn
+# (the second is the person's id), so two runs cannot both see that person's indexing slots as free.
+OWNER_INDEX_LOCK = 0x5245  # "RE"
+# The longest a document waiting for its owner's turn goes without looking again.
+DOCUMENT_INDEX_DEFER_MAX_S = 60.0
 
 
 def _status_of(document_id) -> dict:
@@ -135,7 +140,12 @@ def document_upload(
 def _upload_again(document: Document, *, filename: str, media_type: str, enqueue: bool) -> Document:
     """A failed document's bytes uploaded again: indexed again, under the name they came with now."""
     Document.objects.filter(pk=document.pk).update(
-        filename=filename, media_type=media_type, status=Document.Status.PENDING, error="", updated_at=timezone.now()
+        filename=filename,
+        media_type=media_type,
+        status=Document.Status.PENDING,
+        error="",
+        index_attempts=0,
+        updated_at=timezone.now(),
     )
     document.refresh_from_db()
     document_announce(document_id=document.id, owner_id=document.owner_id)
@@ -159,7 +169,7 @@ def is_disk_full(exc: BaseException) -> bool:
 
 
 def document_reindex(*, document: Document) -> Document:
-    Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING, error="")
+    Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING, error="", index_attempts=0)
     document.refresh_from_db()
     document_announce(document_id=document.id, owner_id=document.owner_id)
     enqueue_on_commit(INDEX_TASK, str(document.id))
@@ -302,7 +312,9 @@ def _claim_kept(document_id) -> Iterator[None]:
         thread.join()
 
 
-def document_index(*, document_id, engine: ai.TextEngine | None = None, redo_finished: bool = True) -> Document | None:
+def document_index(
+    *, document_id, engine: ai.TextEngine | None = None, redo_finished: bool = True, fair: bool = False
+) -> Document | None:
     """Parses, tiers, embeds and stores a document's tree, replacing the previous one in one step.
 
     Idempotent: running it again (a retry after a worker died) builds the same tree. A file that
@@ -310,6 +322,10 @@ def document_index(*, document_id, engine: ai.TextEngine | None = None, redo_fin
     ``ai.EmbeddingError`` for the task to retry, leaving the document as it was. A document another
     live run is indexing is returned as it is, still "indexing". With ``redo_finished=False`` (a queued
     job delivered again after its document was done) a ready or failed document is left as it is too.
+    With ``fair=True`` (the worker's job) a document whose owner already has DOCUMENT_INDEX_PER_USER
+    others being indexed is left "pending", for the job to come back to later. A document whose runs
+    were cut short DOCUMENT_INDEX_MAX_ATTEMPTS times fails instead of being indexed again by a job (a run
+    asked for with ``redo_finished`` counts afresh).
     """
     document = Document.objects.filter(pk=document_id).first()
     if document is None:
@@ -322,13 +338,82 @@ def document_index(*, document_id, engine: ai.TextEngine | None = None, redo_fin
     )
     if not redo_finished:
         claimable = claimable.exclude(status__in=[Document.Status.READY, Document.Status.FAILED])
-    claimed = claimable.update(status=Document.Status.INDEXING, error="", updated_at=now)
+    with transaction.atomic():
+        if fair and _owner_busy(document, now=now):
+            return Document.objects.filter(pk=document.pk).first()  # "pending" (or done meanwhile)
+        # A run asked for by hand (``redo_finished``: manage.py reindex, ingest) starts the count afresh.
+        attempts = 1 if redo_finished else F("index_attempts") + 1
+        claimed = claimable.update(status=Document.Status.INDEXING, error="", updated_at=now, index_attempts=attempts)
     if not claimed:
         logger.info("document %s is %s; this run leaves it", document.pk, document.status)
         return Document.objects.filter(pk=document.pk).first()
+    attempts = Document.objects.filter(pk=document.pk).values_list("index_attempts", flat=True).first() or 0
+    if attempts > settings.DOCUMENT_INDEX_MAX_ATTEMPTS:
+        return document_fail(document_id=document.pk, reason=attempts_used_up_reason())
     document_announce(document_id=document.pk, owner_id=document.owner_id)
     with _claim_kept(document.pk):
         return _document_build(document, engine=engine)
+
+
+def _owner_busy(document: Document, *, now) -> bool:
+    """Whether the document's owner already has as many documents being indexed (by live runs) as one
+    person may, under a lock that other runs claiming that person's documents wait for, until the
+    caller's transaction ends."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [OWNER_INDEX_LOCK, document.owner_id])
+    running = Document.objects.filter(
+        owner_id=document.owner_id, status=Document.Status.INDEXING, updated_at__gt=now - indexing_stale_after()
+    ).exclude(pk=document.pk)
+    return running.count() >= settings.DOCUMENT_INDEX_PER_USER
+
+
+def document_turn_in(*, document: Document) -> float:
+    """Seconds until a document left waiting for its owner's turn should look again: the further back in
+    that person's line it is, the longer (up to DOCUMENT_INDEX_DEFER_MAX_S), so that a person with a
+    thousand documents waiting costs the workers a few looks a second, not hundreds."""
+    ahead = Document.objects.filter(
+        owner_id=document.owner_id, status=Document.Status.PENDING, created_at__lt=document.created_at
+    ).count()
+    return min(settings.DOCUMENT_INDEX_DEFER_S * (1 + ahead), DOCUMENT_INDEX_DEFER_MAX_S)
+
+
+def attempts_used_up_reason() -> str:
+    """Why a document whose indexing runs were cut short too often is not indexed again, for a person."""
+    return (
+        f"Indexing was cut short {settings.DOCUMENT_INDEX_MAX_ATTEMPTS} times (the process indexing it was "
+        "killed: out of memory, over the time limit, or stopped), so it is not tried again. If it is a real "
+        "document, split it into smaller parts or save it again as a plain PDF or DOCX, then upload it; to try "
+        "it as it is once more, reindex it."
+    )
+
+
+def time_limit_reason() -> str:
+    """Why a document whose indexing ran over its time limit failed, for a person."""
+    minutes = settings.DOCUMENT_INDEX_TIME_LIMIT_S / 60
+    return (
+        f"Indexing took longer than {minutes:g} minutes and was stopped. If it is a real document, split it into "
+        "smaller parts and upload those."
+    )
+
+
+def parse_limits() -> parsing.Limits:
+    """What one file may hold, from the settings."""
+    return parsing.Limits(
+        pdf_max_pages=settings.DOCUMENT_PDF_MAX_PAGES,
+        pdf_max_content_bytes=settings.DOCUMENT_PDF_MAX_CONTENT_MB * parsing.MB,
+        max_text_chars=settings.DOCUMENT_MAX_TEXT_CHARS,
+        docx_max_xml_bytes=settings.DOCUMENT_DOCX_MAX_XML_MB * parsing.MB,
+        docx_max_part_xml_bytes=settings.DOCUMENT_DOCX_MAX_PART_MB * parsing.MB,
+    )
+
+
+def parse_budget() -> sandbox.Budget:
+    """What reading one file may spend, from the settings."""
+    return sandbox.Budget(
+        cpu_s=settings.DOCUMENT_PARSE_CPU_S,
+        wall_s=settings.DOCUMENT_PARSE_WALL_S,
+        memory_bytes=settings.DOCUMENT_PARSE_MEMORY_MB * parsing.MB,
+    )
 
 
 def _parse(document: Document) -> tuple[parsing.Parsed, tree.Draft, str]:
@@ -336,7 +421,7 @@ def _parse(document: Document) -> tuple[parsing.Parsed, tree.Draft, str]:
     ``OSError`` for a file that cannot be read."""
     with document.file.open("rb") as handle:
         data = handle.read()
-    parsed = parsing.parse(data, document.filename)
+    parsed = sandbox.parse_isolated(data, document.filename, limits=parse_limits(), budget=parse_budget())
     title = document.title if document.title_given else parsed.title
     root = tree.build_tree(
         uri=document.uri,
@@ -377,7 +462,10 @@ def _document_build(document: Document, *, engine: ai.TextEngine | None) -> Docu
     except ai.EmbeddingError as exc:
         # Give the claim back so the task's retry can take it; the error says what it waits for.
         Document.objects.filter(pk=document.pk).update(
-            status=Document.Status.PENDING, error=f"Waiting to retry: {exc}", updated_at=timezone.now()
+            status=Document.Status.PENDING,
+            error=f"Waiting to retry: {exc}",
+            index_attempts=0,
+            updated_at=timezone.now(),
         )
         document_announce(document_id=document.pk, owner_id=document.owner_id)
         raise
@@ -423,6 +511,7 @@ def _swap_in(document: Document, rows: list[DocumentNode], *, title: str) -> Doc
         Document.objects.filter(pk=document.pk).update(
             status=Document.Status.READY,
             error="",
+            index_attempts=0,
             node_count=len(rows),
             indexed_at=timezone.now(),
             title=title[: titles.MAX_TITLE_CHARS],
@@ -434,9 +523,15 @@ def _swap_in(document: Document, rows: list[DocumentNode], *, title: str) -> Doc
     return document
 
 
+def _announce_by_id(document_id) -> None:
+    owner_id = Document.objects.filter(pk=document_id).values_list("owner_id", flat=True).first()
+    if owner_id is not None:
+        document_announce(document_id=document_id, owner_id=owner_id)
+
+
 def document_fail(*, document_id, reason: str) -> Document | None:
     Document.objects.filter(pk=document_id).update(
-        status=Document.Status.FAILED, error=reason[:2000], updated_at=timezone.now()
+        status=Document.Status.FAILED, error=reason[:2000], index_attempts=0, updated_at=timezone.now()
     )
     document = Document.objects.filter(pk=document_id).first()
     if document is not None:
@@ -451,13 +546,20 @@ def documents_rescue_stalled() -> list:
     The job of a killed worker may stay with the broker for hours before it is handed out again; this
     does not wait for it. Each document is set back to "pending" first, with a condition on its stale
     claim, so rescuers running at once queue it only once; one that cannot be queued (the broker is
-    down) is left as it was, for the next round.
+    down) is left as it was, for the next round. One whose runs were cut short DOCUMENT_INDEX_MAX_ATTEMPTS
+    times already fails instead, saying why.
     """
     now = timezone.now()
     stale = Document.objects.filter(status=Document.Status.INDEXING, updated_at__lte=now - indexing_stale_after())
     rescued = []
-    for document_id, claimed_at in stale.values_list("pk", "updated_at"):
+    for document_id, claimed_at, attempts in stale.values_list("pk", "updated_at", "index_attempts"):
         taken = Document.objects.filter(pk=document_id, status=Document.Status.INDEXING, updated_at=claimed_at)
+        if attempts >= settings.DOCUMENT_INDEX_MAX_ATTEMPTS:
+            failed = {"status": Document.Status.FAILED, "error": attempts_used_up_reason(), "index_attempts": 0}
+            if taken.update(**failed, updated_at=now):
+                logger.warning("document %s was cut short %d times; failed", document_id, attempts)
+                _announce_by_id(document_id)
+            continue
         if not taken.update(status=Document.Status.PENDING, updated_at=now):
             continue  # another run or rescuer got there first
         if enqueue(INDEX_TASK, str(document_id)):

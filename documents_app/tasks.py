@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from celery import Task, shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 
 from documents_app import services
 from documents_app.models import Document
@@ -26,6 +28,10 @@ class IndexTask(Task):
     retry_backoff=5,
     retry_backoff_max=300,
     max_retries=6,
+    # Over the soft limit the run is interrupted and the document fails, saying so; a run that does not
+    # stop then has its process killed, and the document's attempts counter keeps it from coming back.
+    soft_time_limit=settings.DOCUMENT_INDEX_TIME_LIMIT_S,
+    time_limit=settings.DOCUMENT_INDEX_TIME_LIMIT_S + settings.DOCUMENT_INDEX_KILL_GRACE_S,
     # Acknowledged only once done, and handed out again at once if the process running it is killed:
     # running it again builds the same tree.
     acks_late=True,
@@ -37,14 +43,25 @@ def index_document(self: Task, document_id: str) -> str | None:
 
     A document done meanwhile (this job delivered twice) is left alone. One whose claim another run
     still holds is looked at again once that claim would be stale: the job of a killed worker comes
-    back at once, while the dead run's claim still looks fresh, and must not be dropped then.
+    back at once, while the dead run's claim still looks fresh, and must not be dropped then. One left
+    pending because its owner has as many documents being indexed as one person may is looked at again
+    later (``services.document_turn_in``), leaving this worker process to someone else's document meanwhile.
     """
-    document = services.document_index(document_id=document_id, redo_finished=False)
     # (Run inline, as in tests, the job would only call itself again at once.)
-    if document is not None and document.status == Document.Status.INDEXING and not self.request.is_eager:
+    inline = self.request.is_eager
+    try:
+        document = services.document_index(document_id=document_id, redo_finished=False, fair=not inline)
+    except SoftTimeLimitExceeded:
+        services.document_fail(document_id=document_id, reason=services.time_limit_reason())
+        return Document.Status.FAILED
+    if document is None or inline:
+        return document.status if document else None
+    if document.status == Document.Status.INDEXING:
         delay = services.document_claim_expires_in(document=document) + CLAIM_RECHECK_MARGIN_S
         index_document.apply_async(args=[document_id], countdown=delay)
-    return document.status if document else None
+    elif document.status == Document.Status.PENDING:
+        index_document.apply_async(args=[document_id], countdown=services.document_turn_in(document=document))
+    return document.status
 
 
 @shared_task(name=services.RESCUE_TASK)

@@ -72,6 +72,31 @@ TEMPLATES = [
 ]
 
 
+# --- Time limits ------------------------------------------------------------------------------------
+# How long one web request may keep a database connection checked out: its next query after that is
+# refused (a 503 with the code "timeout") and it hands the connection back. Work that releases its
+# connection while it waits (a chat turn waiting on a model) is not cut, nor is a started stream.
+REQUEST_CONNECTION_TIMEOUT_S = env_float("REQUEST_CONNECTION_TIMEOUT_S", 60.0)
+# PostgreSQL's statement_timeout and idle_in_transaction_session_timeout on Recollect's connections.
+DATABASE_STATEMENT_TIMEOUT_S = env_float("DATABASE_STATEMENT_TIMEOUT_S", 30.0)
+DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_S = env_float("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_S", 60.0)
+# A web process whose every pooled connection is taken, one of them for longer than this, reports that
+# it cannot get a connection (the health check's "connections"), and the run command restarts it.
+DATABASE_CONNECTION_MAX_HOLD_S = env_float("DATABASE_CONNECTION_MAX_HOLD_S", 120.0)
+# The run command restarts a web server whose health check has failed (no answer, or no connection to
+# be had) for this long; 0 never does.
+HEALTH_RESTART_AFTER_S = env_float("HEALTH_RESTART_AFTER_S", 60.0)
+# Daphne gives a request whose client has left this long to finish before it cancels it (the run
+# command passes it as --application-close-timeout); its connection is handed back either way.
+APPLICATION_CLOSE_TIMEOUT_S = env_float("APPLICATION_CLOSE_TIMEOUT_S", 10.0)
+# Anyone but staff gets the deep health check's workers and queues as checked at most this long ago.
+HEALTH_DEEP_CACHE_S = env_float("HEALTH_DEEP_CACHE_S", 10.0)
+
+
+def _milliseconds(seconds: float) -> int:
+    return max(0, round(seconds * 1000))
+
+
 def _database() -> dict:
     url = env_str("DATABASE_URL")
     config = dj_database_url.parse(url) if url else embedded.database_settings()
@@ -86,12 +111,18 @@ def _database() -> dict:
     )
     # Filtered nearest-neighbour queries keep scanning the HNSW graph until enough rows pass the
     # filter (pgvector >= 0.8), instead of returning fewer rows than asked; see retrieval_app.vectors.
+    # No statement, and no transaction left open, holds a connection for minutes (0 turns a limit off;
+    # migrations lift the statement limit, see config.connections).
     options.setdefault(
         "options",
         "-c hnsw.iterative_scan=strict_order"
         f" -c hnsw.ef_search={env_int('HNSW_EF_SEARCH', 100, minimum=1)}"
-        f" -c hnsw.max_scan_tuples={env_int('HNSW_MAX_SCAN_TUPLES', 50000, minimum=1)}",
+        f" -c hnsw.max_scan_tuples={env_int('HNSW_MAX_SCAN_TUPLES', 50000, minimum=1)}"
+        f" -c statement_timeout={_milliseconds(DATABASE_STATEMENT_TIMEOUT_S)}"
+        f" -c idle_in_transaction_session_timeout={_milliseconds(DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_S)}",
     )
+    # Recollect's sessions are told apart from others' in pg_stat_activity.
+    options.setdefault("application_name", env_str("DATABASE_APPLICATION_NAME", "recollect"))
     return config
 
 
@@ -205,6 +236,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "auth": env_str("AUTH_THROTTLE_RATE", "20/min"),
         "ws_token": env_str("AUTH_THROTTLE_RATE", "20/min"),
+        # Deep health checks by anyone but staff, per client address.
+        "health": env_str("HEALTH_THROTTLE_RATE", "120/min"),
     },
     # How many proxies in front of Recollect append to X-Forwarded-For. 0: throttles key on the
     # connecting address, so a client cannot pick a new identity per request by sending the header.
@@ -306,6 +339,36 @@ if DOCUMENT_INDEX_STALE_S < 2 * DOCUMENT_INDEX_HEARTBEAT_S:
     raise ImproperlyConfigured(
         f"DOCUMENT_INDEX_STALE_S={DOCUMENT_INDEX_STALE_S} must be at least twice DOCUMENT_INDEX_HEARTBEAT_S="
         f"{DOCUMENT_INDEX_HEARTBEAT_S}, or a live run's claim could be taken over between two heartbeats."
+    )
+
+# Reading a file runs in a process of its own that the operating system stops past
+# DOCUMENT_PARSE_CPU_S seconds of CPU or DOCUMENT_PARSE_MEMORY_MB of memory, and that is killed after
+# DOCUMENT_PARSE_WALL_S seconds however it spends them (documents_app.sandbox).
+DOCUMENT_PARSE_CPU_S = env_int("DOCUMENT_PARSE_CPU_S", 60, minimum=1)
+DOCUMENT_PARSE_WALL_S = env_float("DOCUMENT_PARSE_WALL_S", 120.0)
+DOCUMENT_PARSE_MEMORY_MB = env_int("DOCUMENT_PARSE_MEMORY_MB", 1536, minimum=256)
+# What one file may hold, checked before it is expanded (documents_app.parsing.Limits says why these).
+DOCUMENT_PDF_MAX_PAGES = env_int("DOCUMENT_PDF_MAX_PAGES", 5000, minimum=1)
+DOCUMENT_PDF_MAX_CONTENT_MB = env_int("DOCUMENT_PDF_MAX_CONTENT_MB", 32, minimum=1)
+DOCUMENT_MAX_TEXT_CHARS = env_int("DOCUMENT_MAX_TEXT_CHARS", 10_000_000, minimum=1000)
+DOCUMENT_DOCX_MAX_XML_MB = env_int("DOCUMENT_DOCX_MAX_XML_MB", 48, minimum=1)
+DOCUMENT_DOCX_MAX_PART_MB = env_int("DOCUMENT_DOCX_MAX_PART_MB", 8, minimum=1)
+# An indexing job is interrupted after DOCUMENT_INDEX_TIME_LIMIT_S seconds (the document fails, saying
+# so) and its process killed DOCUMENT_INDEX_KILL_GRACE_S later if it does not stop. A document whose
+# indexing was cut short DOCUMENT_INDEX_MAX_ATTEMPTS times (a killed process) fails instead of being
+# indexed yet again.
+DOCUMENT_INDEX_TIME_LIMIT_S = env_int("DOCUMENT_INDEX_TIME_LIMIT_S", 1800, minimum=10)
+DOCUMENT_INDEX_KILL_GRACE_S = 60
+DOCUMENT_INDEX_MAX_ATTEMPTS = env_int("DOCUMENT_INDEX_MAX_ATTEMPTS", 2, minimum=1)
+# At most DOCUMENT_INDEX_PER_USER of one person's documents are indexed at once; their others wait
+# (looked at again after DOCUMENT_INDEX_DEFER_S seconds times their place in that line, at most a
+# minute), so the other bulk worker processes stay free for everyone else's.
+DOCUMENT_INDEX_PER_USER = env_int("DOCUMENT_INDEX_PER_USER", 1, minimum=1)
+DOCUMENT_INDEX_DEFER_S = env_float("DOCUMENT_INDEX_DEFER_S", 2.0)
+if not 0 < DOCUMENT_PARSE_WALL_S < DOCUMENT_INDEX_TIME_LIMIT_S:
+    raise ImproperlyConfigured(
+        f"DOCUMENT_PARSE_WALL_S={DOCUMENT_PARSE_WALL_S} must be above 0 and below DOCUMENT_INDEX_TIME_LIMIT_S="
+        f"{DOCUMENT_INDEX_TIME_LIMIT_S}: reading a file is one part of indexing it."
     )
 
 # --- Retrieval ---------------------------------------------------------------------------------------

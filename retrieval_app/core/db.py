@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-from django.db import connections
+from config.connections import release_database_connections
 
-
-def release_database_connections() -> None:
-    """Returns this thread's connections to the pool before a long wait on a model, so that waiting
-    turns do not starve everyone else. (Not inside a transaction, which a caller may own.)"""
-    for connection in connections.all(initialized_only=True):
-        if not connection.in_atomic_block:
-            connection.close()
+__all__ = ["release_database_connections"]

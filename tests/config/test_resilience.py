@@ -2,6 +2,7 @@
 main process or Daphne killed outright, the embedded Redis killed. One supervisor serves every test of
 this module, with short indexing claims so that a dead run is noticed in seconds rather than a minute."""
 
+import contextlib
 import json
 import os
 import signal
@@ -21,6 +22,8 @@ from tests.helpers import ROOT, clean_env, free_port, manage
 pytestmark = pytest.mark.slow
 
 HEARTBEAT_S, STALE_S, RESCUE_S = 1.0, 4.0, 2.0
+# A Daphne that answers nothing for this long is restarted (see the last test).
+HEALTH_RESTART_AFTER_S = 8.0
 
 
 @dataclass
@@ -112,6 +115,7 @@ def stack(tmp_path_factory):
         DOCUMENT_INDEX_HEARTBEAT_S=str(HEARTBEAT_S),
         DOCUMENT_INDEX_STALE_S=str(STALE_S),
         DOCUMENT_RESCUE_INTERVAL_S=str(RESCUE_S),
+        HEALTH_RESTART_AFTER_S=str(HEALTH_RESTART_AFTER_S),
     )
     with log.open("w") as output:
         proc = subprocess.Popen(
@@ -287,3 +291,33 @@ def test_a_killed_postgresql_is_started_again_and_everything_reconnects(stack):
         stack=stack,
     )
     assert {role: process.pid for role, process in stack.children().items()} == pids, "nothing was restarted"
+
+
+def test_a_daphne_that_is_alive_but_answers_nothing_is_restarted(stack):
+    """A live process the supervisor used to leave alone: frozen (as a process whose every thread waits
+    forever would be), it holds its port and answers nothing until it is stopped and started again."""
+    frozen = stack.children()["daphne"]
+    others = {role: process.pid for role, process in stack.children().items() if role != "daphne"}
+    exits = stack.output().count("daphne exited")
+    frozen.suspend()
+    started = time.monotonic()
+    try:
+        _wait(
+            lambda: "daphne is running but its health check went unanswered" in stack.output(),
+            timeout=HEALTH_RESTART_AFTER_S + 20,
+            what="the supervisor to notice",
+            stack=stack,
+        )
+        _wait(lambda: stack.output().count("daphne exited") > exits, timeout=30, what="Daphne to stop", stack=stack)
+        _wait(
+            lambda: stack.children().get("daphne") and stack.children()["daphne"].pid != frozen.pid and stack.healthy(),
+            timeout=60,
+            what="a new Daphne to answer",
+            stack=stack,
+        )
+    finally:
+        with contextlib.suppress(psutil.Error):
+            frozen.resume()
+    print(f"site answering again {time.monotonic() - started:.1f}s after Daphne froze")
+    assert not frozen.is_running()
+    assert {role: process.pid for role, process in stack.children().items() if role != "daphne"} == others

@@ -162,3 +162,6 @@ def test_a_file_whose_indexing_crashes_is_reported_and_the_others_still_ingested
     out = capsys.readouterr()
     assert out.out.strip() == "1 indexed, 1 failed"
     assert f"not ingested: {folder / 'a.md'}: failed to index: IndexError: list index out of range" in out.err
+    crashed = Document.objects.get(filename="a.md")
+    assert crashed.status == Document.Status.FAILED
+    assert "list index out of range" in crashed.error

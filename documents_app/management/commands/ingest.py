@@ -142,6 +142,8 @@ class Command(BaseCommand):
             document = services.document_index(document_id=document.id)
         except Exception as exc:  # one file's failure must not stop the others, nor their report
             logger.exception("indexing %s failed", path)
+            # As a worker's failed job does, so the document says why instead of staying "indexing".
+            services.document_fail(document_id=document.id, reason=f"Indexing failed: {exc}")
             self._skip(path, f"failed to index: {type(exc).__name__}: {exc}")
             return "failed"
         if document.status == document.Status.READY:

@@ -24,6 +24,8 @@ def _index(document: Document) -> str:
         result = services.document_index(document_id=document.id)
     except Exception as exc:  # one document's failure must not stop the others, nor their report
         logger.exception("reindexing document %s failed", document.id)
+        # As a worker's failed job does, so the document says why instead of staying "indexing".
+        services.document_fail(document_id=document.id, reason=f"Indexing failed: {exc}")
         return f"{type(exc).__name__}: {exc}"
     if result is None:
         return "it was deleted meanwhile"

@@ -1,0 +1,162 @@
+"""Impatient clients and bursts against a real Daphne on the test database.
+
+Clients that give up while their request waits on the database (here: a table the test keeps locked),
+with Daphne cancelling their application instances after a short --application-close-timeout, used to
+leave the process's pooled connections checked out for good, and every later request answered 503.
+Now PostgreSQL's own view of the process's sessions (pg_stat_activity, by application name) shows the
+pool whole, and requests are answered at once. A burst of anonymous deep health checks, each of which
+used to hold a pooled connection through a one-second worker inspection, leaves another user's requests
+fast."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from django.db import connection
+from rest_framework.authtoken.models import Token
+
+from sessions_app.models import ChatSession
+from tests.factories import UserFactory
+from tests.helpers import ROOT, free_port, server_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+POOL_SIZE = 3
+CLOSE_TIMEOUT_S = 1
+IMPATIENT_CLIENTS = 4 * POOL_SIZE
+DEEP_CHECKS = 48
+
+
+def _start(log: Path, **env: str) -> tuple[str, subprocess.Popen]:
+    port = free_port()
+    argv = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+    argv += ["--application-close-timeout", str(CLOSE_TIMEOUT_S), "config.asgi:application"]
+    with log.open("a") as output:
+        process = subprocess.Popen(argv, cwd=ROOT, env=server_env(**env), stdout=output, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        assert process.poll() is None, log.read_text()[-3000:]
+        try:
+            httpx.get(f"{base}/api/health", timeout=2)
+            return base, process
+        except httpx.HTTPError:
+            assert time.monotonic() < deadline, "Daphne did not start"
+            time.sleep(0.3)
+
+
+@pytest.fixture
+def site(tmp_path):
+    """A Daphne with a small pool, its sessions named in pg_stat_activity; yields (base URL, name, log)."""
+    name = f"recollect-test-{uuid.uuid4().hex[:8]}"
+    log = tmp_path / "daphne.log"
+    base, process = _start(log, DATABASE_POOL_SIZE=str(POOL_SIZE), DATABASE_APPLICATION_NAME=name)
+    yield base, name, log
+    process.terminate()
+    process.wait(timeout=20)
+
+
+def _admin() -> psycopg.Connection:
+    params = connection.settings_dict
+    return psycopg.connect(
+        host=params["HOST"],
+        port=params["PORT"] or None,
+        user=params["USER"],
+        password=params["PASSWORD"] or None,
+        dbname=params["NAME"],
+        autocommit=True,
+    )
+
+
+def _sessions_of(admin: psycopg.Connection, name: str) -> list[tuple[str, str]]:
+    """The site's sessions as PostgreSQL sees them: (state, last statement)."""
+    return admin.execute(
+        "SELECT state, query FROM pg_stat_activity WHERE application_name = %s ORDER BY state", [name]
+    ).fetchall()
+
+
+def _timed_get(client: httpx.Client, url: str) -> tuple[int, float]:
+    started = time.monotonic()
+    status = client.get(url).status_code
+    return status, time.monotonic() - started
+
+
+def test_clients_that_give_up_on_a_waiting_request_leave_the_pool_whole(site):
+    base, name, log = site
+    user = UserFactory()
+    ChatSession.objects.create(owner=user, title="kept")
+    headers = {"Authorization": f"Token {Token.objects.create(user=user).key}"}
+    gave_up = []
+
+    def impatient() -> None:
+        try:
+            httpx.get(f"{base}/api/sessions", headers=headers, timeout=0.5)
+        except httpx.TimeoutException:
+            gave_up.append(1)
+
+    with _admin() as admin, _admin() as locker:
+        with locker.transaction():
+            locker.execute(f"LOCK TABLE {ChatSession._meta.db_table} IN ACCESS EXCLUSIVE MODE")
+            clients = [threading.Thread(target=impatient) for _ in range(IMPATIENT_CLIENTS)]
+            for client in clients:
+                client.start()
+            for client in clients:
+                client.join()
+            assert len(gave_up) == IMPATIENT_CLIENTS, "every request waited on the lock"
+            time.sleep(CLOSE_TIMEOUT_S + 1)  # Daphne has cancelled every instance by now
+            held = _sessions_of(admin, name)
+            # Abandoned requests' statements were cancelled: nothing waits on the lock, all is handed back.
+            assert len(held) <= POOL_SIZE, held
+            assert all(state == "idle" for state, _ in held), held
+        time.sleep(0.5)
+        held = _sessions_of(admin, name)
+        assert len(held) <= POOL_SIZE and all(state == "idle" for state, _ in held), held
+
+    with httpx.Client(base_url=base, headers=headers, timeout=10) as client:
+        timings = [_timed_get(client, "/api/sessions") for _ in range(2 * POOL_SIZE)]
+        assert all(status == 200 for status, _ in timings), timings
+        assert max(seconds for _, seconds in timings) < 1.0, timings
+        health = client.get("/api/health").json()
+    assert health["connections"] == {"ok": True}
+    print(
+        f"{IMPATIENT_CLIENTS} abandoned requests; then {len(timings)} answered in at most "
+        f"{max(s for _, s in timings):.2f}s; log:\n{log.read_text()[-1500:]}"
+    )
+
+
+def test_a_burst_of_anonymous_deep_health_checks_leaves_other_users_fast(tmp_path):
+    base, process = _start(tmp_path / "daphne.log")
+    user = UserFactory()
+    headers = {"Authorization": f"Token {Token.objects.create(user=user).key}"}
+    answers: list[int] = []
+    try:
+        with httpx.Client(base_url=base, headers=headers, timeout=10) as client:
+            assert client.get("/api/sessions").status_code == 200
+
+            def deep_check() -> None:
+                answers.append(httpx.get(f"{base}/api/health?deep=1", timeout=30).status_code)
+
+            burst = [threading.Thread(target=deep_check) for _ in range(DEEP_CHECKS)]
+            for check in burst:
+                check.start()
+            timings = []
+            while any(check.is_alive() for check in burst) or len(timings) < 5:
+                timings.append(_timed_get(client, "/api/sessions"))
+            for check in burst:
+                check.join()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    assert len(answers) == DEEP_CHECKS and set(answers) <= {200, 503, 429}, answers
+    assert all(status == 200 for status, _ in timings), timings
+    slowest = max(seconds for _, seconds in timings)
+    print(f"{DEEP_CHECKS} deep checks; {len(timings)} requests of another user, the slowest {slowest:.2f}s")
+    assert slowest < 1.0, timings
