@@ -72,6 +72,9 @@ def sign_in_token_store(*, user, key: str) -> ApiToken:
             "name": SIGN_IN_TOKEN_NAME,
             "prefix": key[:SHOWN_CHARS],
             "kind": ApiToken.Kind.SIGN_IN,
+            # Issued by a sign-in, which is its first use: the least recently used are the ones revoked,
+            # and its first requests need not stamp it again.
+            "last_used_at": timezone.now(),
         },
     )
     kept = ApiToken.objects.filter(owner=user, kind=ApiToken.Kind.SIGN_IN).order_by(
