@@ -31,8 +31,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from config import embedded
-from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE, RESCUE_DOCUMENTS_TASK
+from config import embedded, task_names
+from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE
 from config.celery import app as celery_app
 from config.webcheck import web_trouble
 
@@ -186,7 +186,7 @@ def _rescue_documents() -> None:
     """Has a worker queue again the documents whose indexing worker died (a job, so that this process
     needs no database connection that could break); Redis may be down meanwhile."""
     try:
-        celery_app.send_task(RESCUE_DOCUMENTS_TASK, retry_policy={"max_retries": 2, "interval_step": 0.5})
+        celery_app.send_task(task_names.DOCUMENTS_RESCUE_STALLED, retry_policy={"max_retries": 2, "interval_step": 0.5})
     except Exception as exc:
         print(f"[recollect] could not ask for stalled documents to be queued again: {exc}", flush=True)
 

@@ -6,6 +6,7 @@ from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
+from config import task_names
 from documents_app import services
 from documents_app.models import Document
 from retrieval_app.core.ai import EmbeddingError
@@ -22,7 +23,7 @@ class IndexTask(Task):
 
 
 @shared_task(
-    name=services.INDEX_TASK,
+    name=task_names.DOCUMENT_INDEX,
     base=IndexTask,
     autoretry_for=(EmbeddingError,),
     retry_backoff=5,
@@ -64,14 +65,14 @@ def index_document(self: Task, document_id: str) -> str | None:
     return document.status
 
 
-@shared_task(name=services.RESCUE_TASK)
+@shared_task(name=task_names.DOCUMENTS_RESCUE_STALLED)
 def rescue_stalled_documents() -> int:
     """Queues again the documents whose indexing run died; the number queued."""
     return len(services.documents_rescue_stalled())
 
 
 @shared_task(
-    name=services.RETITLE_TASK,
+    name=task_names.DOCUMENT_EMBED_TITLE,
     autoretry_for=(EmbeddingError,),
     retry_backoff=5,
     retry_backoff_max=300,
