@@ -186,7 +186,7 @@ def _rescue_documents() -> None:
     """Has a worker queue again the documents whose indexing worker died (a job, so that this process
     needs no database connection that could break); Redis may be down meanwhile."""
     try:
-        celery_app.send_task(task_names.DOCUMENTS_RESCUE_STALLED, retry_policy={"max_retries": 2, "interval_step": 0.5})
+        celery_app.send_task(task_names.DOCUMENTS_RESCUE_STALLED)
     except Exception as exc:
         print(f"[recollect] could not ask for stalled documents to be queued again: {exc}", flush=True)
 

@@ -9,7 +9,7 @@ from django.conf import settings
 from config import task_names
 from documents_app import services
 from documents_app.models import Document
-from retrieval_app.core.ai import EmbeddingError
+from retrieval_app.core.tasks import EMBEDDING_RETRY
 
 # A second that the claim may have gone stale by when the deferred job looks again.
 CLAIM_RECHECK_MARGIN_S = 1.0
@@ -25,10 +25,7 @@ class IndexTask(Task):
 @shared_task(
     name=task_names.DOCUMENT_INDEX,
     base=IndexTask,
-    autoretry_for=(EmbeddingError,),
-    retry_backoff=5,
-    retry_backoff_max=300,
-    max_retries=6,
+    **EMBEDDING_RETRY,
     # Over the soft limit the run is interrupted and the document fails, saying so; a run that does not
     # stop then has its process killed, and the document's attempts counter keeps it from coming back.
     soft_time_limit=settings.DOCUMENT_INDEX_TIME_LIMIT_S,
@@ -73,10 +70,7 @@ def rescue_stalled_documents() -> int:
 
 @shared_task(
     name=task_names.DOCUMENT_EMBED_TITLE,
-    autoretry_for=(EmbeddingError,),
-    retry_backoff=5,
-    retry_backoff_max=300,
-    max_retries=6,
+    **EMBEDDING_RETRY,
 )
 def embed_title(document_id: str) -> int:
     """Makes again the vectors of a renamed document's title nodes; the number made."""

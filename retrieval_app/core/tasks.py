@@ -12,23 +12,25 @@ from config import task_names
 from config.celery import app
 from retrieval_app.core import embedding
 from retrieval_app.core.ai import EmbeddingError
-from retrieval_app.core.queues import PUBLISH_RETRY_POLICY, enqueue_on_commit, queued_tasks_send
+from retrieval_app.core.queues import enqueue_on_commit, queued_tasks_send
 
 logger = logging.getLogger(__name__)
 
 # Besides each (re)connection to the broker, a worker sweeps this often: a web process that found
 # the broker down keeps its jobs in the database for a few seconds more, maybe after the worker's sweep.
 SWEEP_INTERVAL_S = 60.0
-RETRY = {"autoretry_for": (EmbeddingError,), "retry_backoff": 5, "retry_backoff_max": 300, "max_retries": 6}
+# How every job that calls the embedding model retries when the model fails: Celery's own autoretry,
+# after 5 s, then twice as long each time up to 5 minutes (with jitter), six times in all.
+EMBEDDING_RETRY = {"autoretry_for": (EmbeddingError,), "retry_backoff": 5, "retry_backoff_max": 300, "max_retries": 6}
 
 
-@shared_task(name=task_names.EMBED_ROWS, **RETRY)
+@shared_task(name=task_names.EMBED_ROWS, **EMBEDDING_RETRY)
 def embed_rows(kind: str, ids: list) -> int:
     """Embeds these rows of one kind (``messages``, ``archives``, ``memories``...)."""
     return embedding.embed_ids(kind=kind, ids=ids)
 
 
-@shared_task(name=task_names.BACKFILL_EMBEDDINGS, **RETRY)
+@shared_task(name=task_names.BACKFILL_EMBEDDINGS, **EMBEDDING_RETRY)
 def backfill_embeddings(batch_size: int = 64, restale: bool = False) -> dict[str, int]:
     """Embeds every registered row still without a vector from the configured model."""
     return embedding.embeddings_backfill(batch_size=batch_size, restale=restale)
@@ -75,7 +77,7 @@ class QueuedTasksSweep(bootsteps.StartStopStep):
 
     def _queue_sweep(self, parent) -> None:
         try:
-            parent.app.send_task(task_names.SEND_QUEUED_TASKS, ignore_result=True, retry_policy=PUBLISH_RETRY_POLICY)
+            parent.app.send_task(task_names.SEND_QUEUED_TASKS, ignore_result=True)
         except Exception as exc:  # the broker went away again: the next connection queues it
             logger.warning("could not queue the sweep of kept jobs: %s", exc)
 
