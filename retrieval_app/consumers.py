@@ -191,7 +191,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
 
-    # Channels awaits ``self.channel_receive`` for the layer's messages, from the moment it sets it.
+    # Channels awaits ``self.channel_receive`` for the layer's messages, from the moment it sets it
+    # (channels.consumer.AsyncConsumer.__call__, as pinned: Channels 4.3.2). It has no hook for a layer
+    # that fails: the error ends the consumer and the client gets a bare 1011 close. Intercepting the
+    # attribute keeps the socket open through the outage; tests/outage/test_websocket.py fails without it.
     @property
     def channel_receive(self):
         return self._receive_from_layer
