@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 # the broker down keeps its jobs in the database for a few seconds more, maybe after the worker's sweep.
 SWEEP_INTERVAL_S = 60.0
 # How every job that calls the embedding model retries when the model fails: Celery's own autoretry,
-# after 5 s, then twice as long each time up to 5 minutes (with jitter), six times in all.
+# after about 5 s, then twice as long each time up to 5 minutes (with jitter), at most six retries.
 EMBEDDING_RETRY = {"autoretry_for": (EmbeddingError,), "retry_backoff": 5, "retry_backoff_max": 300, "max_retries": 6}
 
 
