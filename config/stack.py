@@ -13,6 +13,10 @@ itself; a document whose indexing worker died is queued again once its claim has
 Daphne that is alive but useless (its health check unanswered, or saying it cannot get a database
 connection, for HEALTH_RESTART_AFTER_S) is stopped and started again. A database that is down is not
 Daphne's fault: a restart would not bring it back, so that alone restarts nothing.
+
+Why this is not honcho or supervisor (one stops everything when a process exits, the other gives up on
+a program that fails to start a few times and restarts on a health check's first bad answer): the
+README, "How it is built".
 """
 
 from __future__ import annotations
