@@ -36,6 +36,8 @@ import psutil
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "recollect"
+# The kernel counts process start times in clock ticks, a hundredth of a second on Linux.
+START_TIME_DECIMALS = 2
 
 
 class EmbeddedServiceError(RuntimeError):
@@ -50,15 +52,18 @@ def var_dir() -> Path:
 
 
 def _process_start(pid: int) -> float | None:
-    """When ``pid`` started (psutil's creation time), or None if it is gone or a zombie.
+    """When ``pid`` started, in seconds since the machine booted, or None if it is gone or a zombie.
 
-    A pid and its start time together name one process: a reused pid has another start time.
+    A pid and its start time together name one process: a reused pid has another start time. psutil
+    gives the start as a wall-clock time, which moves when the system clock is set (by NTP, or by hand);
+    without the boot time, also read from the clock, what is left is the kernel's own count since boot,
+    which never moves, so a holder recorded hours ago is still recognised after a clock change.
     """
     try:
         process = psutil.Process(pid)
         if process.status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):  # will never use the server again
             return None
-        return process.create_time()
+        return round(process.create_time() - psutil.boot_time(), START_TIME_DECIMALS)
     except psutil.Error:
         return None
 
