@@ -369,58 +369,80 @@ def chat_turn(
     cancel = cancel or Cancellation()
     started = time.perf_counter()
     engine = ai.text_engine()
-    streaming = engine.generates
-    turn, failure = _prepare(owner, request, target, generates=streaming, started=started)
+    turn, failure = _prepare(owner, request, target, generates=engine.generates, started=started)
     session_id = str(turn.session.id)
     if failure:
-        yield Event(events.MOOD, {**turn.mood(failed=True).as_dict(), "session_id": session_id})
-        yield Event(events.ERROR, {"error": failure, "session_id": session_id})
+        yield from _ending(
+            turn, turn.mood(failed=True), Event(events.ERROR, {"error": failure, "session_id": session_id})
+        )
         return
     turn.prompt.budget["outside_model_ms"] = ms_since(started)
     yield _context_event(turn)
 
-    produced: list[str] = []
-    status = "complete"
-    timings: dict[str, float] = {}
+    answer = _Answer(started=started, generated=engine.generates)
     try:
-        stream = _answer_stream(engine, turn, owner)
-        try:
-            # Cancelled before the first word: the model is never called (the stream is lazy).
-            status = cancel.reason if cancel.is_set() else status
-            for piece in () if cancel.is_set() else stream:
-                if cancel.is_set():
-                    status = cancel.reason
-                    break
-                if not produced:
-                    timings["first_token"] = ms_since(started)
-                produced.append(piece)
-                yield Event(events.TOKEN, {"token": piece, "session_id": session_id})
-        finally:
-            stream.close()
+        yield from _tokens(_answer_stream(engine, turn, owner), cancel, answer, session_id=session_id)
     except GeneratorExit:
         # The transport went away (a closed socket or connection): keep what was said, marked partial.
-        timings["turn"] = ms_since(started)
-        _record_answer(
-            turn, "".join(produced), generated=streaming, status="disconnected", mood=turn.mood(), timings=timings
-        )
+        _answer_record(turn, answer, status="disconnected")
         raise
     except Exception as exc:  # the model failed: the user's turn is kept, the error is readable
         logger.warning("chat: generation failed: %s", exc)
-        mood = turn.mood(failed=True)
-        timings["turn"] = ms_since(started)
-        _record_answer(
-            turn, "".join(produced), generated=streaming, status="failed", mood=mood, error=str(exc), timings=timings
-        )
+        mood = _answer_record(turn, answer, status="failed", error=str(exc))
         message = f"The model could not answer ({type(exc).__name__}); your message was saved. {exc}"
-        yield Event(events.MOOD, {**mood.as_dict(), "session_id": session_id})
-        yield Event(events.ERROR, {"error": message[:600], "session_id": session_id})
+        yield from _ending(turn, mood, Event(events.ERROR, {"error": message[:600], "session_id": session_id}))
         return
-    answer = "".join(produced)
-    mood = turn.mood()
-    timings["turn"] = ms_since(started)
-    _record_answer(turn, answer, generated=streaming, status=status, mood=mood, timings=timings)
-    yield Event(events.MOOD, {**mood.as_dict(), "session_id": session_id})
-    yield _done_event(turn, answer, status)
+    mood = _answer_record(turn, answer, status=answer.status)
+    yield from _ending(turn, mood, _done_event(turn, answer.text, answer.status))
+
+
+@dataclass
+class _Answer:
+    """The answer as it is produced: its pieces so far, how it stands, and when its first piece came."""
+
+    started: float
+    generated: bool
+    produced: list[str] = field(default_factory=list)
+    status: str = "complete"
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.produced)
+
+
+def _tokens(stream: Iterator[str], cancel: Cancellation, answer: _Answer, *, session_id: str) -> Iterator[Event]:
+    """Relays the answer's pieces as they come, until the stream ends or the turn is cancelled (the answer's
+    status then says why). The stream is closed however this ends, a transport going away included."""
+    try:
+        # Cancelled before the first word: the model is never called (the stream is lazy).
+        answer.status = cancel.reason if cancel.is_set() else answer.status
+        for piece in () if cancel.is_set() else stream:
+            if cancel.is_set():
+                answer.status = cancel.reason
+                break
+            if not answer.produced:
+                answer.timings["first_token"] = ms_since(answer.started)
+            answer.produced.append(piece)
+            yield Event(events.TOKEN, {"token": piece, "session_id": session_id})
+    finally:
+        stream.close()
+
+
+def _answer_record(turn: _Turn, answer: _Answer, *, status: str, error: str = "") -> Mood:
+    """Records what was answered with how the turn ended and how long it took; the mood it ended in."""
+    mood = turn.mood(failed=status == "failed")
+    answer.timings["turn"] = ms_since(answer.started)
+    _record_answer(
+        turn, answer.text, generated=answer.generated, status=status, mood=mood, error=error, timings=answer.timings
+    )
+    return mood
+
+
+def _ending(turn: _Turn, mood: Mood, last: Event) -> Iterator[Event]:
+    """How every turn ends: its mood, then ``done`` or ``error``."""
+    yield Event(events.MOOD, {**mood.as_dict(), "session_id": str(turn.session.id)})
+    yield last
 
 
 def chat_reply(*, owner, request: ChatRequest, target: ChatTarget | None = None) -> dict[str, Any]:
