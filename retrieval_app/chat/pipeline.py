@@ -58,6 +58,15 @@ from sessions_app.selectors import session_get, session_last_exchange
 logger = logging.getLogger(__name__)
 # How much of an earlier conversation's cited passage is kept with the answer (see _citations).
 CITED_PASSAGE_CHARS = 1200
+# A new session is titled with the first words of its first message, this many at most.
+TITLE_WORDS = 10
+TITLE_CHARS = 120
+# An error kept with a turn (on its answer, its trace or its noted memories) is cut to this length;
+# the model's own message, shown to the person, may be a little longer.
+ERROR_KEPT_CHARS = 500
+MODEL_ERROR_SHOWN_CHARS = 600
+# The question as a failed turn's trace keeps it.
+TRACED_QUERY_CHARS = 4000
 
 
 @dataclass
@@ -145,7 +154,7 @@ def _session_start(*, owner, request: ChatRequest) -> ChatSession:
 
 def _title(message: str) -> str:
     words = message.split()
-    return " ".join(words[:10])[:120] + (" ..." if len(words) > 10 else "")
+    return " ".join(words[:TITLE_WORDS])[:TITLE_CHARS] + (" ..." if len(words) > TITLE_WORDS else "")
 
 
 def _note(turn: _Turn, message: Message) -> None:
@@ -155,7 +164,7 @@ def _note(turn: _Turn, message: Message) -> None:
         diff = sessions.memory_note_from_turn(session=turn.session, message=message)
     except Exception as exc:  # the message is recorded; a memory it should have made is only missed
         logger.exception("chat: noting memories from the message failed")
-        turn.noted = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+        turn.noted = {"error": f"{type(exc).__name__}: {exc}"[:ERROR_KEPT_CHARS]}
         diff = {}
     for change in ("created", "updated", "unchanged"):
         turn.remembered += [{**memory, "change": change} for memory in diff.get(change, [])]
@@ -180,7 +189,8 @@ def _retrieve(owner, turn: _Turn, target: ChatTarget) -> None:
         )
     except Exception as exc:  # whatever broke, the user still gets an answer, without context
         logger.exception("chat: retrieval failed")
-        turn.retrieval_error = f"Search failed, so this answer uses no context: {type(exc).__name__}: {exc}"[:500]
+        reason = f"Search failed, so this answer uses no context: {type(exc).__name__}: {exc}"
+        turn.retrieval_error = reason[:ERROR_KEPT_CHARS]
         turn.query = query
         turn.trace = search_trace_failed(
             owner=owner, session=turn.session, kind=SearchTrace.Kind.CHAT, query=query, error=turn.retrieval_error
@@ -293,7 +303,7 @@ def _record_answer(
                         "remembered": turn.remembered,
                         "prompt_tokens": turn.prompt.tokens if turn.prompt else 0,
                         "trace_id": str(turn.trace.id),
-                        **({"error": error[:500]} if error else {}),
+                        **({"error": error[:ERROR_KEPT_CHARS]} if error else {}),
                     },
                 )
             ],
@@ -324,7 +334,11 @@ def _prepare(owner, request: ChatRequest, target: ChatTarget | None, *, generate
             logger.exception("chat: preparing the turn failed")
             # What the search did, if it got that far, is still worth keeping.
             trace = turn.trace or search_trace_failed(
-                owner=owner, session=session, kind=SearchTrace.Kind.CHAT, query=request.message[:4000], error=""
+                owner=owner,
+                session=session,
+                kind=SearchTrace.Kind.CHAT,
+                query=request.message[:TRACED_QUERY_CHARS],
+                error="",
             )
             search_trace_finish(
                 trace=trace,
@@ -390,7 +404,9 @@ def chat_turn(
         logger.warning("chat: generation failed: %s", exc)
         mood = _answer_record(turn, answer, status="failed", error=str(exc))
         message = f"The model could not answer ({type(exc).__name__}); your message was saved. {exc}"
-        yield from _ending(turn, mood, Event(events.ERROR, {"error": message[:600], "session_id": session_id}))
+        yield from _ending(
+            turn, mood, Event(events.ERROR, {"error": message[:MODEL_ERROR_SHOWN_CHARS], "session_id": session_id})
+        )
         return
     mood = _answer_record(turn, answer, status=answer.status)
     yield from _ending(turn, mood, _done_event(turn, answer.text, answer.status))
