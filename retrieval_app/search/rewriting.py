@@ -352,6 +352,8 @@ def _replace_word(text: str, word: str, replacement: str) -> str:
     return re.sub(rf"\b{re.escape(word)}\b", lambda _match: replacement, text, count=1, flags=re.IGNORECASE)
 
 
+# An elliptic follow-up is completed with at most this many phrases of the user's own last questions.
+ASKED_PHRASES = 2
 # Pronouns that point to a person rather than a thing, and those that say "belonging to".
 _PERSONAL_PRONOUNS = frozenset({"he", "him", "his", "she", "her", "hers"})
 _POSSESSIVE_PRONOUNS = frozenset({"its", "their", "his", "her"})
@@ -411,7 +413,7 @@ def _resolving(query: str, context: RewriteContext) -> _Resolving:
     """What the session offers to resolve ``query`` with."""
     phrases = salient_phrases(context.recent_turns)
     # Elliptic follow-ups continue the user's own last question, not the answer's wording.
-    asked = salient_phrases([t for t in context.recent_turns if t[0] == "user"], limit=2)
+    asked = salient_phrases([t for t in context.recent_turns if t[0] == "user"], limit=ASKED_PHRASES)
     subject, aspect = _entity(phrases[0]) if phrases else ("", "")
     # A session that has only searched so far has no turns to take a subject from, but it has the
     # documents its searches returned: "and how long is it under warranty?" is about the one in use.
