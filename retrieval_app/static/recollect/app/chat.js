@@ -90,7 +90,7 @@
     const node = el("div", { className: "msg assistant", id: id ? `m-${id}` : undefined },
       el("div", { className: "who-label", textContent: "Recollect" }), body, sources, actions);
     log.append(node);
-    return { node, body, actions, sources, progress: null, text: "", citations: [], mood: null };
+    return { node, body, actions, sources, progress: null, text: "", citations: [] };
   }
 
   function renderAnswer(turn) {
@@ -135,7 +135,6 @@
   }
 
   function renderMood(turn, mood, reason) {
-    turn.mood = mood;
     if (!mood) return;
     const chip = el("span", { className: `mood ${mood}`, textContent: MOODS[mood] || mood, title: reason || "" });
     if (reason) chip.setAttribute("aria-label", `${MOODS[mood] || mood}: ${reason}`);
