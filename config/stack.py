@@ -35,6 +35,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from django.conf import settings
+
 from config import embedded, task_names
 from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE
 from config.celery import app as celery_app
@@ -52,6 +54,8 @@ RESTART_MAX_DELAY_S = 60.0
 RESTART_STABLE_S = 30.0
 # How often the embedded servers are checked.
 SERVERS_CHECK_S = 1.0
+# How often the supervisor looks at its children, the servers and the stop signals.
+SUPERVISE_TICK_S = 0.2
 # How often a running Daphne's health is asked, and how long an answer may take.
 HEALTH_CHECK_INTERVAL_S = 5.0
 HEALTH_ANSWER_TIMEOUT_S = 3.0
@@ -221,6 +225,29 @@ def _is_loopback(host: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    import django
+
+    django.setup()  # starts or reuses the embedded servers; this process holds them until it exits
+    from django.core.management import call_command
+
+    from config.connections import install_migration_limits
+
+    install_migration_limits()
+    call_command("migrate", interactive=False, verbosity=1)
+    _ensure_first_admin(embedded.var_dir())
+    signals = _stop_requests()
+    children = _children(args.host, args.port, concurrency=args.concurrency or settings.CELERY_WORKER_CONCURRENCY)
+    _supervise(children, base_url=f"http://{args.host}:{args.port}", signals=signals)
+    print("[recollect] stopping ... (Ctrl-C again to stop at once)", flush=True)
+    _stop({child.name: child.proc for child in children if child.restart_at is None}, signals)
+    print("[recollect] stopped.", flush=True)
+    return 0
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, and the environment the stack runs in; refuses development settings on an open
+    address."""
     parser = argparse.ArgumentParser(prog="python -m config.stack", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=os.environ.get("RECOLLECT_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("RECOLLECT_PORT", "8000")))
@@ -236,18 +263,11 @@ def main(argv: list[str] | None = None) -> int:
             f"refusing to serve development settings (debug pages, a published secret key) on {args.host}; "
             "use 127.0.0.1, or run Daphne with config.settings.production as the README describes"
         )
-    import django
+    return args
 
-    django.setup()  # starts or reuses the embedded servers; this process holds them until it exits
-    from django.conf import settings
-    from django.core.management import call_command
 
-    from config.connections import install_migration_limits
-
-    install_migration_limits()
-    call_command("migrate", interactive=False, verbosity=1)
-    _ensure_first_admin(embedded.var_dir())
-
+def _stop_requests() -> list[int]:
+    """The signals received so far (Ctrl-C, SIGTERM): one asks for an orderly stop, a second says so."""
     signals: list[int] = []
 
     def request_stop(signum: int, frame: object) -> None:
@@ -257,12 +277,15 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
+    return signals
 
-    concurrency = args.concurrency or settings.CELERY_WORKER_CONCURRENCY
+
+def _children(host: str, port: int, *, concurrency: int) -> list[_Child]:
+    """The two Celery workers and Daphne, in that order (Daphne last)."""
 
     def worker(queue: str, processes: int) -> _Child:
         argv = [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO"]
-        argv += ["--queues", queue, "--concurrency", str(processes), "--hostname", f"{queue}-{args.port}@%h"]
+        argv += ["--queues", queue, "--concurrency", str(processes), "--hostname", f"{queue}-{port}@%h"]
         return _Child(f"{queue} worker", argv)
 
     daphne = _Child(
@@ -272,9 +295,9 @@ def main(argv: list[str] | None = None) -> int:
             "-m",
             "daphne",
             "-b",
-            args.host,
+            host,
             "-p",
-            str(args.port),
+            str(port),
             "--websocket_connect_timeout",
             str(WEBSOCKET_CONNECT_TIMEOUT_S),
             "--application-close-timeout",
@@ -283,8 +306,13 @@ def main(argv: list[str] | None = None) -> int:
         ],
     )
     # One process answers interactive work at once; bulk work gets the configured concurrency.
-    children = [worker(INTERACTIVE_QUEUE, 1), worker(BULK_QUEUE, concurrency), daphne]
-    base_url = f"http://{args.host}:{args.port}"
+    return [worker(INTERACTIVE_QUEUE, 1), worker(BULK_QUEUE, concurrency), daphne]
+
+
+def _supervise(children: list[_Child], *, base_url: str, signals: list[int]) -> None:
+    """Keeps the children and the embedded servers up until a stop is asked for, and says once when the
+    site is ready (or that it is not, after READY_TIMEOUT_S)."""
+    daphne = children[-1]
     watch = _HealthWatch(f"{base_url}/api/health", settings.HEALTH_RESTART_AFTER_S)
     ready_by: float | None = time.monotonic() + READY_TIMEOUT_S
     servers_checked = rescued = time.monotonic()
@@ -300,25 +328,27 @@ def main(argv: list[str] | None = None) -> int:
         if now - rescued >= settings.DOCUMENT_RESCUE_INTERVAL_S:
             _rescue_documents()
             rescued = now
-        if ready_by is not None:
-            readiness = _health(f"{base_url}/api/health")
-            if readiness == "ready":
-                print(
-                    f"[recollect] ready at {base_url}/  (chat {base_url}/chat/, admin {base_url}/admin/,"
-                    f" dashboard {base_url}/admin/ops/,"
-                    f" API docs {base_url}/api/docs/)."
-                    " Ctrl-C stops everything.",
-                    flush=True,
-                )
-                ready_by = None
-            elif now > ready_by:
-                print(f"[recollect] not healthy after {READY_TIMEOUT_S:.0f}s; still running. Health said: {readiness}")
-                ready_by = None
-        time.sleep(0.2)
-    print("[recollect] stopping ... (Ctrl-C again to stop at once)", flush=True)
-    _stop({child.name: child.proc for child in children if child.restart_at is None}, signals)
-    print("[recollect] stopped.", flush=True)
-    return 0
+        if ready_by is not None and _announced_readiness(base_url, now=now, ready_by=ready_by):
+            ready_by = None
+        time.sleep(SUPERVISE_TICK_S)
+
+
+def _announced_readiness(base_url: str, *, now: float, ready_by: float) -> bool:
+    """Says the site is ready, or that it is not healthy by ``ready_by``: whether it has said so."""
+    readiness = _health(f"{base_url}/api/health")
+    if readiness == "ready":
+        print(
+            f"[recollect] ready at {base_url}/  (chat {base_url}/chat/, admin {base_url}/admin/,"
+            f" dashboard {base_url}/admin/ops/,"
+            f" API docs {base_url}/api/docs/)."
+            " Ctrl-C stops everything.",
+            flush=True,
+        )
+        return True
+    if now > ready_by:
+        print(f"[recollect] not healthy after {READY_TIMEOUT_S:.0f}s; still running. Health said: {readiness}")
+        return True
+    return False
 
 
 if __name__ == "__main__":

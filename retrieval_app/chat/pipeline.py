@@ -58,6 +58,15 @@ from sessions_app.selectors import session_get, session_last_exchange
 logger = logging.getLogger(__name__)
 # How much of an earlier conversation's cited passage is kept with the answer (see _citations).
 CITED_PASSAGE_CHARS = 1200
+# A new session is titled with the first words of its first message, this many at most.
+TITLE_WORDS = 10
+TITLE_CHARS = 120
+# An error kept with a turn (on its answer, its trace or its noted memories) is cut to this length;
+# the model's own message, shown to the person, may be a little longer.
+ERROR_KEPT_CHARS = 500
+MODEL_ERROR_SHOWN_CHARS = 600
+# The question as a failed turn's trace keeps it.
+TRACED_QUERY_CHARS = 4000
 
 
 @dataclass
@@ -145,7 +154,7 @@ def _session_start(*, owner, request: ChatRequest) -> ChatSession:
 
 def _title(message: str) -> str:
     words = message.split()
-    return " ".join(words[:10])[:120] + (" ..." if len(words) > 10 else "")
+    return " ".join(words[:TITLE_WORDS])[:TITLE_CHARS] + (" ..." if len(words) > TITLE_WORDS else "")
 
 
 def _note(turn: _Turn, message: Message) -> None:
@@ -155,7 +164,7 @@ def _note(turn: _Turn, message: Message) -> None:
         diff = sessions.memory_note_from_turn(session=turn.session, message=message)
     except Exception as exc:  # the message is recorded; a memory it should have made is only missed
         logger.exception("chat: noting memories from the message failed")
-        turn.noted = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+        turn.noted = {"error": f"{type(exc).__name__}: {exc}"[:ERROR_KEPT_CHARS]}
         diff = {}
     for change in ("created", "updated", "unchanged"):
         turn.remembered += [{**memory, "change": change} for memory in diff.get(change, [])]
@@ -180,7 +189,8 @@ def _retrieve(owner, turn: _Turn, target: ChatTarget) -> None:
         )
     except Exception as exc:  # whatever broke, the user still gets an answer, without context
         logger.exception("chat: retrieval failed")
-        turn.retrieval_error = f"Search failed, so this answer uses no context: {type(exc).__name__}: {exc}"[:500]
+        reason = f"Search failed, so this answer uses no context: {type(exc).__name__}: {exc}"
+        turn.retrieval_error = reason[:ERROR_KEPT_CHARS]
         turn.query = query
         turn.trace = search_trace_failed(
             owner=owner, session=turn.session, kind=SearchTrace.Kind.CHAT, query=query, error=turn.retrieval_error
@@ -293,7 +303,7 @@ def _record_answer(
                         "remembered": turn.remembered,
                         "prompt_tokens": turn.prompt.tokens if turn.prompt else 0,
                         "trace_id": str(turn.trace.id),
-                        **({"error": error[:500]} if error else {}),
+                        **({"error": error[:ERROR_KEPT_CHARS]} if error else {}),
                     },
                 )
             ],
@@ -324,7 +334,11 @@ def _prepare(owner, request: ChatRequest, target: ChatTarget | None, *, generate
             logger.exception("chat: preparing the turn failed")
             # What the search did, if it got that far, is still worth keeping.
             trace = turn.trace or search_trace_failed(
-                owner=owner, session=session, kind=SearchTrace.Kind.CHAT, query=request.message[:4000], error=""
+                owner=owner,
+                session=session,
+                kind=SearchTrace.Kind.CHAT,
+                query=request.message[:TRACED_QUERY_CHARS],
+                error="",
             )
             search_trace_finish(
                 trace=trace,
@@ -369,58 +383,82 @@ def chat_turn(
     cancel = cancel or Cancellation()
     started = time.perf_counter()
     engine = ai.text_engine()
-    streaming = engine.generates
-    turn, failure = _prepare(owner, request, target, generates=streaming, started=started)
+    turn, failure = _prepare(owner, request, target, generates=engine.generates, started=started)
     session_id = str(turn.session.id)
     if failure:
-        yield Event(events.MOOD, {**turn.mood(failed=True).as_dict(), "session_id": session_id})
-        yield Event(events.ERROR, {"error": failure, "session_id": session_id})
+        yield from _ending(
+            turn, turn.mood(failed=True), Event(events.ERROR, {"error": failure, "session_id": session_id})
+        )
         return
     turn.prompt.budget["outside_model_ms"] = ms_since(started)
     yield _context_event(turn)
 
-    produced: list[str] = []
-    status = "complete"
-    timings: dict[str, float] = {}
+    answer = _Answer(started=started, generated=engine.generates)
     try:
-        stream = _answer_stream(engine, turn, owner)
-        try:
-            # Cancelled before the first word: the model is never called (the stream is lazy).
-            status = cancel.reason if cancel.is_set() else status
-            for piece in () if cancel.is_set() else stream:
-                if cancel.is_set():
-                    status = cancel.reason
-                    break
-                if not produced:
-                    timings["first_token"] = ms_since(started)
-                produced.append(piece)
-                yield Event(events.TOKEN, {"token": piece, "session_id": session_id})
-        finally:
-            stream.close()
+        yield from _tokens(_answer_stream(engine, turn, owner), cancel, answer, session_id=session_id)
     except GeneratorExit:
         # The transport went away (a closed socket or connection): keep what was said, marked partial.
-        timings["turn"] = ms_since(started)
-        _record_answer(
-            turn, "".join(produced), generated=streaming, status="disconnected", mood=turn.mood(), timings=timings
-        )
+        _answer_record(turn, answer, status="disconnected")
         raise
     except Exception as exc:  # the model failed: the user's turn is kept, the error is readable
         logger.warning("chat: generation failed: %s", exc)
-        mood = turn.mood(failed=True)
-        timings["turn"] = ms_since(started)
-        _record_answer(
-            turn, "".join(produced), generated=streaming, status="failed", mood=mood, error=str(exc), timings=timings
-        )
+        mood = _answer_record(turn, answer, status="failed", error=str(exc))
         message = f"The model could not answer ({type(exc).__name__}); your message was saved. {exc}"
-        yield Event(events.MOOD, {**mood.as_dict(), "session_id": session_id})
-        yield Event(events.ERROR, {"error": message[:600], "session_id": session_id})
+        yield from _ending(
+            turn, mood, Event(events.ERROR, {"error": message[:MODEL_ERROR_SHOWN_CHARS], "session_id": session_id})
+        )
         return
-    answer = "".join(produced)
-    mood = turn.mood()
-    timings["turn"] = ms_since(started)
-    _record_answer(turn, answer, generated=streaming, status=status, mood=mood, timings=timings)
-    yield Event(events.MOOD, {**mood.as_dict(), "session_id": session_id})
-    yield _done_event(turn, answer, status)
+    mood = _answer_record(turn, answer, status=answer.status)
+    yield from _ending(turn, mood, _done_event(turn, answer.text, answer.status))
+
+
+@dataclass
+class _Answer:
+    """The answer as it is produced: its pieces so far, how it stands, and when its first piece came."""
+
+    started: float
+    generated: bool
+    produced: list[str] = field(default_factory=list)
+    status: str = "complete"
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.produced)
+
+
+def _tokens(stream: Iterator[str], cancel: Cancellation, answer: _Answer, *, session_id: str) -> Iterator[Event]:
+    """Relays the answer's pieces as they come, until the stream ends or the turn is cancelled (the answer's
+    status then says why). The stream is closed however this ends, a transport going away included."""
+    try:
+        # Cancelled before the first word: the model is never called (the stream is lazy).
+        answer.status = cancel.reason if cancel.is_set() else answer.status
+        for piece in () if cancel.is_set() else stream:
+            if cancel.is_set():
+                answer.status = cancel.reason
+                break
+            if not answer.produced:
+                answer.timings["first_token"] = ms_since(answer.started)
+            answer.produced.append(piece)
+            yield Event(events.TOKEN, {"token": piece, "session_id": session_id})
+    finally:
+        stream.close()
+
+
+def _answer_record(turn: _Turn, answer: _Answer, *, status: str, error: str = "") -> Mood:
+    """Records what was answered with how the turn ended and how long it took; the mood it ended in."""
+    mood = turn.mood(failed=status == "failed")
+    answer.timings["turn"] = ms_since(answer.started)
+    _record_answer(
+        turn, answer.text, generated=answer.generated, status=status, mood=mood, error=error, timings=answer.timings
+    )
+    return mood
+
+
+def _ending(turn: _Turn, mood: Mood, last: Event) -> Iterator[Event]:
+    """How every turn ends: its mood, then ``done`` or ``error``."""
+    yield Event(events.MOOD, {**mood.as_dict(), "session_id": str(turn.session.id)})
+    yield last
 
 
 def chat_reply(*, owner, request: ChatRequest, target: ChatTarget | None = None) -> dict[str, Any]:

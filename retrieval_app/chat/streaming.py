@@ -44,22 +44,7 @@ async def chat_events(*, owner, request: ChatRequest, target: ChatTarget, cancel
         except DomainError as exc:
             put(exc)
         except Exception as exc:  # a bug or an outage must still end the stream with a readable error
-            if is_database_down(exc):
-                logger.warning("chat turn without a database: %s", exc)
-                put(
-                    Event(
-                        events.ERROR,
-                        events.error_data(DATABASE_DOWN_MESSAGE, code="unavailable", session_id=request.session_id),
-                    )
-                )
-            else:
-                logger.exception("chat turn failed")
-                put(
-                    Event(
-                        events.ERROR,
-                        {"error": f"The turn failed: {type(exc).__name__}.", "session_id": request.session_id},
-                    )
-                )
+            put(_failure_event(exc, session_id=request.session_id))
         finally:
             connections.close_all()
             slots.release()
@@ -80,16 +65,32 @@ async def chat_events(*, owner, request: ChatRequest, target: ChatTarget, cancel
             if isinstance(item, DomainError):
                 raise item
             if item.type == events.TOKEN:
-                # Tokens that arrived while the last frame was being sent go out as one: under load
-                # the client gets fewer, larger frames instead of a growing backlog.
-                text = [item.data["token"]]
-                while not queue.empty():
-                    pending = queue.get_nowait()
-                    if not (isinstance(pending, Event) and pending.type == events.TOKEN):
-                        break
-                    text.append(pending.data["token"])
-                    pending = None
-                item = Event(events.TOKEN, {**item.data, "token": "".join(text)})
+                item, pending = _merged_tokens(item, queue)
             yield item
     finally:
         cancel.cancel("disconnected")
+
+
+def _failure_event(exc: Exception, *, session_id: str | None) -> Event:
+    """The error a turn that broke ends with: the database being down says so, anything else is logged."""
+    if is_database_down(exc):
+        logger.warning("chat turn without a database: %s", exc)
+        return Event(events.ERROR, events.error_data(DATABASE_DOWN_MESSAGE, code="unavailable", session_id=session_id))
+    logger.exception("chat turn failed")
+    return Event(events.ERROR, {"error": f"The turn failed: {type(exc).__name__}.", "session_id": session_id})
+
+
+def _merged_tokens(first: Event, queue: asyncio.Queue) -> tuple[Event, Any]:
+    """``first`` with the tokens queued behind it, as one token; and the next item, if one was taken that is
+    not a token (None when there is none)."""
+    # Tokens that arrived while the last frame was being sent go out as one: under load the client gets
+    # fewer, larger frames instead of a growing backlog.
+    text = [first.data["token"]]
+    pending: Any = None
+    while not queue.empty():
+        pending = queue.get_nowait()
+        if not (isinstance(pending, Event) and pending.type == events.TOKEN):
+            break
+        text.append(pending.data["token"])
+        pending = None
+    return Event(events.TOKEN, {**first.data, "token": "".join(text)}), pending

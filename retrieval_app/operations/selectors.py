@@ -521,6 +521,31 @@ def trace_detail(*, trace_id: uuid.UUID | str) -> TraceView:
     queries, however many candidates it lists). Raises SearchTrace.DoesNotExist."""
     trace = SearchTrace.objects.select_related("owner", "session").get(pk=trace_id)
     uris = _uris_in([trace.stages, trace.results, trace.plan])
+    memory_ids = {memory_id for memory_id in map(memory_id_of, uris) if memory_id is not None}
+    message_ids = {ref[1] for ref in map(message_ref_of, uris) if ref is not None}
+    nodes = _nodes_named(uris)
+    memories = {m.id: m for m in Memory.objects.filter(id__in=memory_ids).only("id", "category", "key", "content")}
+    messages = {
+        m.id: m
+        for m in Message.objects.filter(id__in=message_ids).only(
+            "id", "session_id", "seq", "role", "content", "created_at"
+        )
+    }
+    waterfall, offset = _waterfall(trace)
+    total = max([trace.total_ms, offset, *(float(v) for v in trace.timings.values())])
+    return TraceView(
+        trace=trace,
+        waterfall=waterfall,
+        stages=trace.stages,
+        nodes=nodes,
+        memories=memories,
+        messages=messages,
+        total_ms=total,
+    )
+
+
+def _nodes_named(uris: set[str]) -> dict[str, NodeInfo]:
+    """The document nodes among ``uris`` with their titles, sections and documents (two queries)."""
     node_uris = {uri for uri in uris if parse_resource_uri(uri) is not None}
     # A chunk's section is its parent: read with it, in the same query.
     wanted = node_uris | {uri.rsplit("/", 1)[0] for uri in node_uris}
@@ -546,15 +571,12 @@ def trace_detail(*, trace_id: uuid.UUID | str) -> TraceView:
             doc_id=str(row["document_id"]),
             kind=row["kind"],
         )
-    memory_ids = {memory_id for memory_id in map(memory_id_of, uris) if memory_id is not None}
-    memories = {m.id: m for m in Memory.objects.filter(id__in=memory_ids).only("id", "category", "key", "content")}
-    message_ids = {ref[1] for ref in map(message_ref_of, uris) if ref is not None}
-    messages = {
-        m.id: m
-        for m in Message.objects.filter(id__in=message_ids).only(
-            "id", "session_id", "seq", "role", "content", "created_at"
-        )
-    }
+    return nodes
+
+
+def _waterfall(trace: SearchTrace) -> tuple[list[dict[str, Any]], float]:
+    """The trace's stages one after the other, then the turn's own timings from its start; and where the
+    stages end."""
     offset = 0.0
     waterfall = []
     for stage in trace.stages:
@@ -571,16 +593,7 @@ def trace_detail(*, trace_id: uuid.UUID | str) -> TraceView:
     for name in ("first_token", "turn"):
         if name in trace.timings:
             waterfall.append({"stage": name, "label": STAGE_LABELS[name], "ms": trace.timings[name], "offset_ms": 0.0})
-    total = max([trace.total_ms, offset, *(float(v) for v in trace.timings.values())])
-    return TraceView(
-        trace=trace,
-        waterfall=waterfall,
-        stages=trace.stages,
-        nodes=nodes,
-        memories=memories,
-        messages=messages,
-        total_ms=total,
-    )
+    return waterfall, offset
 
 
 # --- One conversation, for operators --------------------------------------------------------------

@@ -83,8 +83,6 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         f"ops:storage:{owner_id}", lambda: selectors.dashboard_storage(owner_id=owner_id), KEPT_FOR_S
     )
     queues = _queue_status()
-    day_labels = [charts.bucket_label(day, "day") for day in costs.days]
-    failure_names = [name for name in activity.failures.series if activity.failures.total(name)]
     context = {
         **admin.site.each_context(request),
         "title": "Dashboard",
@@ -96,6 +94,21 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             f"ops:users:{period.name}", lambda: selectors.users_with_activity(period=period), KEPT_FOR_S
         ),
         "labels": labels,
+        **_activity_section(period, labels, activity),
+        **_latency_section(period, labels, latency, turn_latency),
+        **_costs_section(costs),
+        **_failures_section(period, labels, activity, costs),
+        "failures": failures,
+        **_ingestion_section(period, labels, ingestion),
+        "queues": queues,
+        "storage": storage,
+    }
+    return render(request, "admin/ops/dashboard.html", context)
+
+
+def _activity_section(period: selectors.Period, labels: list[str], activity: selectors.Activity) -> dict[str, Any]:
+    """The requests per bucket, each kind of trace under the name the dashboard gives it."""
+    return {
         "activity": activity,
         "activity_chart": charts.stacked_bars(
             title="Requests per " + period.bucket,
@@ -105,6 +118,14 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "activity_legend": charts.legend([KIND_LABELS[kind] for kind in activity.requests.series]),
         "activity_totals": [(KIND_LABELS[kind], total) for kind, total in activity.totals.items()],
         "activity_rows": _rows(labels, activity.requests.series),
+    }
+
+
+def _latency_section(
+    period: selectors.Period, labels: list[str], latency: selectors.Latency, turn_latency: selectors.Series
+) -> dict[str, Any]:
+    """How long each stage takes (p50, p95), and how long a whole chat turn took per bucket."""
+    return {
         "latency": latency,
         "latency_chart": charts.horizontal_bars(
             title="Latency per stage (ms)",
@@ -121,12 +142,28 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         ),
         "turn_legend": charts.legend(list(turn_latency.series)),
         "turn_rows": _rows(labels, turn_latency.series),
+    }
+
+
+def _costs_section(costs: selectors.Costs) -> dict[str, Any]:
+    """What the model calls cost and how many tokens they used, per day."""
+    day_labels = [charts.bucket_label(day, "day") for day in costs.days]
+    return {
         "costs": costs,
         "cost_chart": charts.stacked_bars(
             title="Cost per day (USD)", labels=day_labels, series=costs.cost_by_day, unit="$"
         ),
         "tokens_chart": charts.stacked_bars(title="Tokens per day", labels=day_labels, series=costs.tokens_by_day),
         "cost_legend": charts.legend(list(costs.cost_by_day)),
+    }
+
+
+def _failures_section(
+    period: selectors.Period, labels: list[str], activity: selectors.Activity, costs: selectors.Costs
+) -> dict[str, Any]:
+    """The errors and fallbacks of the traces beside the model calls that failed, per bucket and in all."""
+    failure_names = [name for name in activity.failures.series if activity.failures.total(name)]
+    return {
         "failure_chart": charts.stacked_bars(
             title="Errors and fallbacks per " + period.bucket,
             labels=labels,
@@ -139,7 +176,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             (name.replace("_", " "), int(activity.failures.total(name))) for name in activity.failures.series
         ]
         + [(f"{kind} calls failed", int(costs.failures.total(kind))) for kind in costs.failures.series],
-        "failures": failures,
+    }
+
+
+def _ingestion_section(period: selectors.Period, labels: list[str], ingestion: selectors.Ingestion) -> dict[str, Any]:
+    """The documents indexed and failed per bucket, with the nodes the indexed ones made."""
+    return {
         "ingestion": ingestion,
         "ingestion_chart": charts.stacked_bars(
             title="Documents indexed and failed per " + period.bucket,
@@ -154,10 +196,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                 "failed": ingestion.failed.series["documents"],
             },
         ),
-        "queues": queues,
-        "storage": storage,
     }
-    return render(request, "admin/ops/dashboard.html", context)
 
 
 def _rows(labels: list[str], series: dict[str, list[float]]) -> list[tuple[str, list[float]]]:

@@ -36,6 +36,10 @@ EXPANSIONS_PER_ROUND = 4
 TRACE_CANDIDATES = 30
 # A person's memories up to this many are scored exactly, all of them, in one query.
 MEMORY_EXACT_SCAN_MAX_ROWS = 500
+# The sections holding this many of the flat search's best chunks are opened whatever their score.
+MUST_OPEN_SECTIONS = 3
+# A queue priority below any directory's (-score): the sections that must be opened are expanded first.
+OPEN_FIRST = -1e9
 
 
 @dataclass(frozen=True)
@@ -316,11 +320,75 @@ def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Ret
     """
     alpha = settings.SCORE_PROPAGATION_ALPHA
     threshold = settings.DIRECTORY_SCORE_THRESHOLD
-    directories = scope.exclude(kind="chunk")
     flat = chunk_candidates(scope, query, limit=limit, fusion="blend")
     stages = list(flat.stages)
 
     started = time.perf_counter()
+    directories, seeds = _seed_directories(scope.exclude(kind="chunk"), query, flat, alpha=alpha)
+    stages.append(
+        _stage(
+            "directories",
+            started,
+            seeds=[d.summary() for d in sorted(seeds, key=lambda d: -d.score)[:TRACE_CANDIDATES]],
+        )
+    )
+
+    started = time.perf_counter()
+    descent = _descent_start(seeds, flat, threshold=threshold)
+    budget = settings.RETRIEVAL_MAX_DIRECTORIES
+    while descent.queue and len(descent.visited) < budget:
+        batch = _next_batch(descent, budget=budget)
+        if not batch:
+            break
+        _expand(scope, query, batch, descent, directories, alpha=alpha, threshold=threshold, limit=limit)
+        if descent.converged:
+            break
+    _keep_flat_passages(flat, descent.chunks, directories, alpha=alpha)
+    ranked = sorted(descent.chunks.values(), key=lambda c: (-c.score, c.uri))
+    stages.append(
+        _stage(
+            "descent",
+            started,
+            alpha=alpha,
+            directory_threshold=threshold,
+            rounds=descent.rounds,
+            converged=descent.converged,
+            directories_below_threshold=descent.below[:TRACE_CANDIDATES],
+            candidates=[c.summary() for c in ranked[:TRACE_CANDIDATES]],
+        )
+    )
+    return Retrieval(candidates=ranked, stages=stages, visited=descent.visited)
+
+
+@dataclass
+class _Descent:
+    """Where a hierarchical descent stands: the directories still to expand (a heap of ``(-score, uri)``),
+    those below the threshold, those expanded, the chunks reached, and how long the top has held."""
+
+    queue: list[tuple[float, str]]
+    below: list[str]
+    visited: list[str] = field(default_factory=list)
+    chunks: dict[str, Candidate] = field(default_factory=dict)
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    previous: list[str] = field(default_factory=list)
+    stable: int = 0
+
+    @property
+    def converged(self) -> bool:
+        return self.stable >= settings.RETRIEVAL_CONVERGENCE_ROUNDS
+
+
+def _inherit(node: Candidate, parent: Candidate, *, alpha: float) -> None:
+    """Blends ``node``'s own score with its parent's final one, and notes the path it was reached by."""
+    node.score = alpha * node.own + (1 - alpha) * parent.score
+    node.via = [*parent.via, parent.uri]
+
+
+def _seed_directories(
+    directories: QuerySet, query: Query, flat: Retrieval, *, alpha: float
+) -> tuple[dict[str, Candidate], list[Candidate]]:
+    """The seed directories (the best by either retriever, and the sections of the best flat chunks), each
+    scored with its ancestors: every directory scored so far by URI, and the seeds in order."""
     dense_dirs = dense_uris(directories, query, limit=SEED_DIRECTORIES)
     keyword_dirs = keyword_uris(directories, query, limit=SEED_DIRECTORIES)
     seed_uris = [uri for uri, _ in dense_dirs] + [uri for uri, _ in keyword_dirs]
@@ -332,88 +400,80 @@ def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Ret
         directory = scored_dirs[uri]
         parent = scored_dirs.get(directory.parent_uri)
         if parent is not None:
-            directory.score = alpha * directory.own + (1 - alpha) * parent.score
-            directory.via = [*parent.via, parent.uri]
-    seeds = [scored_dirs[uri] for uri in dict.fromkeys(seed_uris) if uri in scored_dirs]
-    stages.append(
-        _stage(
-            "directories",
-            started,
-            seeds=[d.summary() for d in sorted(seeds, key=lambda d: -d.score)[:TRACE_CANDIDATES]],
-        )
-    )
+            _inherit(directory, parent, alpha=alpha)
+    return scored_dirs, [scored_dirs[uri] for uri in dict.fromkeys(seed_uris) if uri in scored_dirs]
 
-    started = time.perf_counter()
+
+def _descent_start(seeds: list[Candidate], flat: Retrieval, *, threshold: float) -> _Descent:
+    """The first queue: the seeds that reach the threshold, and the sections that must be opened first."""
     # The sections of the very best chunks are always opened, so a strong passage in a weak section is
     # still found; other directories must reach the threshold.
-    must_open = {c.parent_uri for c in flat.candidates[:3]}
+    must_open = {c.parent_uri for c in flat.candidates[:MUST_OPEN_SECTIONS]}
     # Those go first, whatever their score; the rest in order of score.
     queue = [
-        (-1e9 if d.uri in must_open else -d.score, d.uri) for d in seeds if d.score >= threshold or d.uri in must_open
+        (OPEN_FIRST if d.uri in must_open else -d.score, d.uri)
+        for d in seeds
+        if d.score >= threshold or d.uri in must_open
     ]
     heapq.heapify(queue)
-    below = [d.uri for d in seeds if d.score < threshold and d.uri not in must_open]
-    visited: list[str] = []
-    chunks: dict[str, Candidate] = {}
-    rounds: list[dict[str, Any]] = []
-    previous: list[str] = []
-    stable = 0
-    budget = settings.RETRIEVAL_MAX_DIRECTORIES
-    while queue and len(visited) < budget:
-        batch = []
-        while queue and len(batch) < min(EXPANSIONS_PER_ROUND, budget - len(visited)):
-            _, uri = heapq.heappop(queue)
-            if uri not in visited and uri not in batch:
-                batch.append(uri)
-        if not batch:
-            break
-        visited += batch
-        children = [
-            _node_candidate(node, query) for node in scored(scope.filter(parent_uri__in=batch), query, text=False)
-        ]
-        for child in children:
-            parent = scored_dirs[child.parent_uri]
-            child.score = alpha * child.own + (1 - alpha) * parent.score
-            child.via = [*parent.via, parent.uri]
-            child.found_by |= {"dense"} if child.dense is not None else set()
-            child.found_by |= {"keyword"} if child.matched else set()
-            if child.kind == "chunk":
-                chunks[child.uri] = child
-            else:
-                scored_dirs[child.uri] = child
-                if child.score >= threshold and child.uri not in visited:
-                    heapq.heappush(queue, (-child.score, child.uri))
-                elif child.score < threshold:
-                    below.append(child.uri)
-        top = [c.uri for c in sorted(chunks.values(), key=lambda c: (-c.score, c.uri))[:limit]]
-        stable = stable + 1 if top == previous and len(top) >= limit else 0
-        previous = top
-        rounds.append({"expanded": batch, "children": len(children), "top": top, "stable_rounds": stable})
-        if stable >= settings.RETRIEVAL_CONVERGENCE_ROUNDS:
-            break
-    # Every passage the flat ranking found stays a candidate, scored within its section like the rest:
-    # a descent that stopped before reaching it (a library of many short documents has as many
+    return _Descent(queue=queue, below=[d.uri for d in seeds if d.score < threshold and d.uri not in must_open])
+
+
+def _next_batch(descent: _Descent, *, budget: int) -> list[str]:
+    """The best directories not yet expanded, at most EXPANSIONS_PER_ROUND and within what the budget leaves."""
+    batch: list[str] = []
+    while descent.queue and len(batch) < min(EXPANSIONS_PER_ROUND, budget - len(descent.visited)):
+        _, uri = heapq.heappop(descent.queue)
+        if uri not in descent.visited and uri not in batch:
+            batch.append(uri)
+    return batch
+
+
+def _expand(
+    scope: QuerySet,
+    query: Query,
+    batch: list[str],
+    descent: _Descent,
+    directories: dict[str, Candidate],
+    *,
+    alpha: float,
+    threshold: float,
+    limit: int,
+) -> None:
+    """One round of descent: scores the children of ``batch`` (one query), queues the child directories
+    that reach the threshold, and counts how many rounds the top ``limit`` chunks have held."""
+    descent.visited += batch
+    children = [_node_candidate(node, query) for node in scored(scope.filter(parent_uri__in=batch), query, text=False)]
+    for child in children:
+        _inherit(child, directories[child.parent_uri], alpha=alpha)
+        child.found_by |= {"dense"} if child.dense is not None else set()
+        child.found_by |= {"keyword"} if child.matched else set()
+        if child.kind == "chunk":
+            descent.chunks[child.uri] = child
+        else:
+            directories[child.uri] = child
+            if child.score >= threshold and child.uri not in descent.visited:
+                heapq.heappush(descent.queue, (-child.score, child.uri))
+            elif child.score < threshold:
+                descent.below.append(child.uri)
+    top = [c.uri for c in sorted(descent.chunks.values(), key=lambda c: (-c.score, c.uri))[:limit]]
+    descent.stable = descent.stable + 1 if top == descent.previous and len(top) >= limit else 0
+    descent.previous = top
+    descent.rounds.append({"expanded": batch, "children": len(children), "top": top, "stable_rounds": descent.stable})
+
+
+def _keep_flat_passages(
+    flat: Retrieval, chunks: dict[str, Candidate], directories: dict[str, Candidate], *, alpha: float
+) -> None:
+    """Adds to ``chunks`` every passage of the flat ranking the descent did not reach, scored within its
+    section like the rest."""
+    # A descent that stops before reaching a passage (a library of many short documents has as many
     # directories as passages) never loses what a flat search would have returned.
     for candidate in flat.candidates:
-        parent = scored_dirs.get(candidate.parent_uri)
+        parent = directories.get(candidate.parent_uri)
         if candidate.uri not in chunks and parent is not None:
-            candidate.score = alpha * candidate.own + (1 - alpha) * parent.score
-            candidate.via = [*parent.via, parent.uri]
+            _inherit(candidate, parent, alpha=alpha)
             chunks[candidate.uri] = candidate
-    ranked = sorted(chunks.values(), key=lambda c: (-c.score, c.uri))
-    stages.append(
-        _stage(
-            "descent",
-            started,
-            alpha=alpha,
-            directory_threshold=threshold,
-            rounds=rounds,
-            converged=stable >= settings.RETRIEVAL_CONVERGENCE_ROUNDS,
-            directories_below_threshold=below[:TRACE_CANDIDATES],
-            candidates=[c.summary() for c in ranked[:TRACE_CANDIDATES]],
-        )
-    )
-    return Retrieval(candidates=ranked, stages=stages, visited=visited)
 
 
 def memory_candidates(memories: QuerySet, query: Query, *, limit: int) -> Retrieval:

@@ -27,6 +27,8 @@ PRONOUNS = frozenset(
     | {"he", "him", "his", "she", "her", "hers", "one", "ones"}
 )
 DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+# What the detector calls a reference to the document itself ("what does it say about...").
+_DOCUMENT_ITSELF = "it (the document)"
 # Nouns that, after "the", "this" or "that", point into the conversation rather than the world.
 _DOCUMENT_NOUNS = frozenset({"document", "doc", "file", "paper", "pdf", "section", "chapter", "report"})
 REFERENCE_NOUNS = _DOCUMENT_NOUNS | {
@@ -175,7 +177,7 @@ def detect_signals(query: str) -> list[str]:
             if word in ("one", "ones") and previous not in ("the", "that", "this", "which"):
                 continue  # "one of the options" is a number, not a reference
             if word == "it" and following in ("say", "says", "said", "mention", "mentions"):
-                signals.append("reference:it (the document)")
+                signals.append(f"reference:{_DOCUMENT_ITSELF}")
             elif not antecedent:
                 signals.append(f"pronoun:{word}")
         elif word in DEMONSTRATIVES:
@@ -350,63 +352,122 @@ def _replace_word(text: str, word: str, replacement: str) -> str:
     return re.sub(rf"\b{re.escape(word)}\b", lambda _match: replacement, text, count=1, flags=re.IGNORECASE)
 
 
+# An elliptic follow-up is completed with at most this many phrases of the user's own last questions.
+ASKED_PHRASES = 2
+# Pronouns that point to a person rather than a thing, and those that say "belonging to".
+_PERSONAL_PRONOUNS = frozenset({"he", "him", "his", "she", "her", "hers"})
+_POSSESSIVE_PRONOUNS = frozenset({"its", "their", "his", "her"})
+# A reference with one of these nouns means a part of the active document, when one is known.
+_PART_NOUNS = frozenset({"section", "chapter", "part", "paragraph", "clause"})
+
+
+@dataclass
+class _Resolving:
+    """A follow-up as the built-in resolver works on it: the query so far, what the session offers to
+    resolve it with (the last turn's subject, its salient phrases, the user's own last question), the
+    words resolved and the phrases to add."""
+
+    query: str
+    subject: str
+    phrases: list[str]
+    asked: list[str]
+    resolved: dict[str, str] = field(default_factory=dict)
+    extra: list[str] = field(default_factory=list)
+
+    def substitute(self, word: str, replacement: str, *, meaning: str) -> None:
+        self.query = _replace_word(self.query, word, replacement)
+        self.resolved[word] = meaning
+
+
 def resolve(decision: Rewrite, context: RewriteContext) -> Rewrite:
     """The built-in resolver: substitutes the last turn's subject for pronouns, the active document or
     section for references to them, and adds the topic to elliptic follow-ups."""
-    query = decision.query
+    work = _resolving(decision.query, context)
+    for signal in decision.signals:
+        kind, _, words = signal.partition(":")
+        if kind == "pronoun":
+            _resolve_pronoun(work, words, context)
+        elif kind == "demonstrative":
+            target = work.subject or context.resolved_terms.get(words, "")
+            if target:
+                work.substitute(words, target, meaning=target)
+        elif kind == "reference":
+            _resolve_reference(work, words, context)
+        elif kind == "place" and work.subject:
+            work.extra.append(work.subject)
+        elif kind in ("ellipsis", "ordinal", "short_followup"):
+            work.extra += work.asked
+    work.extra += _terms_still_meant(work.query, context)
+    query = _with_additions(work.query, work.extra)
+    if query == decision.query:
+        decision.reason += "; nothing in the session resolved them"
+        return decision
+    decision.query = query
+    decision.rewritten = True
+    decision.method = "working_set"
+    decision.resolved_terms = work.resolved
+    return decision
+
+
+def _resolving(query: str, context: RewriteContext) -> _Resolving:
+    """What the session offers to resolve ``query`` with."""
     phrases = salient_phrases(context.recent_turns)
     # Elliptic follow-ups continue the user's own last question, not the answer's wording.
-    asked = salient_phrases([t for t in context.recent_turns if t[0] == "user"], limit=2)
+    asked = salient_phrases([t for t in context.recent_turns if t[0] == "user"], limit=ASKED_PHRASES)
     subject, aspect = _entity(phrases[0]) if phrases else ("", "")
     # A session that has only searched so far has no turns to take a subject from, but it has the
     # documents its searches returned: "and how long is it under warranty?" is about the one in use.
     in_use = _thing_of(context.active_documents[0][1]) if context.active_documents else ""
-    subject = subject or in_use
-    asked = asked or ([in_use] if in_use else [])
-    resolved: dict[str, str] = {}
-    extra: list[str] = [aspect] if aspect else []
-    for signal in decision.signals:
-        kind, _, words = signal.partition(":")
-        if kind == "pronoun":
-            person = words in ("he", "him", "his", "she", "her", "hers")
-            target = (_person(phrases) if person else "") or subject or context.resolved_terms.get(words, "")
-            if not target:
-                continue
-            replacement = f"{target}'s" if words in ("its", "their", "his", "her") else target
-            query = _replace_word(query, words, replacement)
-            resolved[words] = target
-        elif kind == "demonstrative":
-            target = subject or context.resolved_terms.get(words, "")
-            if target:
-                query = _replace_word(query, words, target)
-                resolved[words] = target
-        elif kind == "reference":
-            document_reference = words == "it (the document)"
-            noun = "document" if document_reference else words.split()[-1]
-            pool = context.active_sections if noun in ("section", "chapter", "part", "paragraph", "clause") else ()
-            pool = pool or context.active_documents
-            if pool and pool[0][1]:
-                title = pool[0][1]
-                if document_reference:
-                    query = _replace_word(query, "it", f"the {title}")
-                    resolved["it"] = title
-                else:
-                    query = _replace_word(query, words, f"{words} ({title})")
-                    resolved[words] = title
-            elif subject:
-                if document_reference:
-                    query = _replace_word(query, "it", subject)
-                    resolved["it"] = subject
-                else:
-                    extra.append(subject)
-        elif kind == "place" and subject:
-            extra.append(subject)
-        elif kind in ("ellipsis", "ordinal", "short_followup"):
-            extra += asked
+    return _Resolving(
+        query=query,
+        subject=subject or in_use,
+        phrases=phrases,
+        asked=asked or ([in_use] if in_use else []),
+        extra=[aspect] if aspect else [],
+    )
+
+
+def _resolve_pronoun(work: _Resolving, pronoun: str, context: RewriteContext) -> None:
+    """A person's pronoun becomes the person talked about; any other, the subject ("its" its possessive)."""
+    person = _person(work.phrases) if pronoun in _PERSONAL_PRONOUNS else ""
+    target = person or work.subject or context.resolved_terms.get(pronoun, "")
+    if target:
+        replacement = f"{target}'s" if pronoun in _POSSESSIVE_PRONOUNS else target
+        work.substitute(pronoun, replacement, meaning=target)
+
+
+def _resolve_reference(work: _Resolving, words: str, context: RewriteContext) -> None:
+    """ "The document" or "that section" names the active one (a section when one is known); without one,
+    the subject stands for the document, or is added as a topic."""
+    document_reference = words == _DOCUMENT_ITSELF
+    noun = "document" if document_reference else words.split()[-1]
+    pool = context.active_sections if noun in _PART_NOUNS else ()
+    pool = pool or context.active_documents
+    if pool and pool[0][1]:
+        title = pool[0][1]
+        if document_reference:
+            work.substitute("it", f"the {title}", meaning=title)
+        else:
+            work.substitute(words, f"{words} ({title})", meaning=title)
+    elif work.subject:
+        if document_reference:
+            work.substitute("it", work.subject, meaning=work.subject)
+        else:
+            work.extra.append(work.subject)
+
+
+def _terms_still_meant(query: str, context: RewriteContext) -> list[str]:
+    """What the session resolved earlier terms of the query to, when the query does not already say it."""
+    meant = []
     for term, meaning in context.resolved_terms.items():
         mentioned = re.search(rf"\b{re.escape(term)}\b", query, re.IGNORECASE)
         if mentioned and term not in PRONOUNS | DEMONSTRATIVES and meaning.lower() not in query.lower():
-            extra.append(meaning)
+            meant.append(meaning)
+    return meant
+
+
+def _with_additions(query: str, extra: list[str]) -> str:
+    """``query`` with the phrases it needs added in brackets, once each."""
     # A phrase whose every word is already in the query (or in an earlier addition) adds nothing.
     seen = set(re.findall(r"\w+", query.lower()))
     kept = []
@@ -415,17 +476,7 @@ def resolve(decision: Rewrite, context: RewriteContext) -> Rewrite:
         if words and not words <= seen:
             kept.append(phrase)
             seen |= words
-    extra = kept
-    if extra:
-        query = f"{query.rstrip()} ({'; '.join(extra)})"
-    if query == decision.query:
-        decision.reason += "; nothing in the session resolved them"
-        return decision
-    decision.query = query
-    decision.rewritten = True
-    decision.method = "working_set"
-    decision.resolved_terms = resolved
-    return decision
+    return f"{query.rstrip()} ({'; '.join(kept)})" if kept else query
 
 
 def llm_prompt(query: str, context: RewriteContext) -> list[dict[str, str]]:

@@ -44,6 +44,10 @@ FUSIONS = ("blend", "rrf")
 RETRIEVERS = ("dense", "keyword")
 # An earlier question this close to the current one only repeats it: it is not an answer.
 REPEAT_SIMILARITY = 0.92
+# A question is read with this many of its session's archives, the most relevant.
+SESSION_CONTEXT_ARCHIVES = 3
+# The fewest memories scored beside the documents, however few places a search asks for.
+MEMORY_CANDIDATES_MIN = 10
 
 
 @dataclass
@@ -375,7 +379,54 @@ def _session_search(
     if doc_ids:
         nodes = nodes.filter(document_id__in=list(doc_ids))
         run.plan["document_ids"] = sorted(doc_ids)
+    asked = _asked_in_session(run, session, options)
 
+    candidates = _retrieve_documents(run, asked.query, nodes, limit=limit, options=options)
+    active = {doc_id for doc_id, _ in asked.context.active_documents}
+    if options.document_bias and active:
+        _apply_document_bias(run, candidates, active)
+    hits = _document_hits(candidates, asked.query, limit)
+
+    # One document (or a part of one, or a chosen set) is a deliberate narrowing; the whole library is not.
+    if options.include_memories and not doc_ids and not names_a_document(run.plan["target_uri"]):
+        hits = _with_other_sources(run, hits, session=session, query=asked.query, limit=limit)
+        run.plan["sources"] = ["documents", "memories", "conversations"]
+    else:
+        run.plan["sources"] = ["documents"]
+
+    hits = _cut_by_threshold(run, hits, score_threshold)[:limit]
+    hits = _cut_by_budget(run, hits, options.max_tokens or settings.SEARCH_MAX_TOKENS)
+    run.plan.update(
+        rewritten_query=asked.decision.query,
+        rewrite=asked.decision.as_dict(),
+        document_bias=settings.DOCUMENT_BIAS if options.document_bias else 0.0,
+        active_documents=sorted(active),
+        session_context=asked.context_plan,
+    )
+    working_set_update(
+        session_id=str(session.id),
+        resolved_terms=asked.decision.resolved_terms,
+        documents=list(dict.fromkeys(h.doc_id for h in hits if h.doc_id)),
+        sections=list(dict.fromkeys(h.uri.rsplit("/", 1)[0] for h in hits if h.kind == "chunk")),
+    )
+    trace = search_trace_record(run=run, hits=hits, session=session, rewrite=asked.decision, save=save_trace)
+    query_plan = {key: value for key, value in run.plan.items() if key != "session_context"}
+    return SearchResult(hits=hits, trace=trace, query=asked.decision.query, query_plan=query_plan)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A question read in its session: the query to search (rewritten when it was a follow-up), the session
+    as the rewriter saw it (and what of it was read), and the rewrite decided."""
+
+    query: retrievers.Query
+    context: rewriting.RewriteContext
+    context_plan: dict[str, Any]
+    decision: rewriting.Rewrite
+
+
+def _asked_in_session(run: Run, session: ChatSession, options: SearchOptions) -> _Asked:
+    """Reads the session around the question and resolves the question against it."""
     # The question as asked ranks the session's archives; a standalone question is searched as is,
     # so its one embedding serves both (its terms are looked up once it is known to be searched).
     asked = _embedded_query(run, run.query, with_terms=False)
@@ -383,12 +434,12 @@ def _session_search(
     session_context = session_search_context(
         session=session,
         query=run.query,
-        max_archives=3,
+        max_archives=SESSION_CONTEXT_ARCHIVES,
         max_messages=settings.HISTORY_MAX_TURNS,
         query_vector=asked.vector,
         query_model=asked.model,
     )
-    context, context_plan = _rewrite_context(owner=owner, context=session_context, query=run.query)
+    context, context_plan = _rewrite_context(owner=run.owner, context=session_context, query=run.query)
     run.stage("session_context", started, **context_plan)
     decision = _rewrite(run, run.query, context, options)
     if decision.query == run.query:
@@ -397,46 +448,22 @@ def _session_search(
         )
     else:
         embedded = _embedded_query(run, decision.query)
+    return _Asked(query=embedded, context=context, context_plan=context_plan, decision=decision)
 
-    candidates = _retrieve_documents(run, embedded, nodes, limit=limit, options=options)
-    active = {doc_id for doc_id, _ in context.active_documents}
-    if options.document_bias and active:
-        _apply_document_bias(run, candidates, active)
-    hits = _document_hits(candidates, embedded, limit)
 
-    # One document (or a part of one, or a chosen set) is a deliberate narrowing; the whole library is not.
-    if options.include_memories and not doc_ids and not names_a_document(run.plan["target_uri"]):
-        memories = Memory.objects.filter(owner=owner, superseded_by__isnull=True, agent_id=session.agent_id)
-        found = retrievers.memory_candidates(memories, embedded, limit=max(limit, 10))
-        run.stages += found.stages
-        others = [memory_hit(c, embedded) for c in found.candidates]
-        document_uris = {hit.uri for hit in hits}
-        memory_ids = [candidate.row.id for candidate in found.candidates]
-        others += _conversation_hits(
-            run, session=session, query=embedded, limit=limit, document_uris=document_uris, memory_ids=memory_ids
-        )
-        others.sort(key=lambda h: -h.score)
-        # Documents keep at least half the places: memories complement them, they do not crowd them out.
-        hits = sorted(hits + others[: max(1, limit // 2)], key=lambda h: -h.score)
-        run.plan["sources"] = ["documents", "memories", "conversations"]
-    else:
-        run.plan["sources"] = ["documents"]
-
-    hits = _cut_by_threshold(run, hits, score_threshold)[:limit]
-    hits = _cut_by_budget(run, hits, options.max_tokens or settings.SEARCH_MAX_TOKENS)
-    run.plan.update(
-        rewritten_query=decision.query,
-        rewrite=decision.as_dict(),
-        document_bias=settings.DOCUMENT_BIAS if options.document_bias else 0.0,
-        active_documents=sorted(active),
-        session_context=context_plan,
+def _with_other_sources(
+    run: Run, hits: list[Hit], *, session: ChatSession, query: retrievers.Query, limit: int
+) -> list[Hit]:
+    """``hits`` with the long-term memories and earlier conversations that answer the query, best first."""
+    memories = Memory.objects.filter(owner=run.owner, superseded_by__isnull=True, agent_id=session.agent_id)
+    found = retrievers.memory_candidates(memories, query, limit=max(limit, MEMORY_CANDIDATES_MIN))
+    run.stages += found.stages
+    others = [memory_hit(c, query) for c in found.candidates]
+    document_uris = {hit.uri for hit in hits}
+    memory_ids = [candidate.row.id for candidate in found.candidates]
+    others += _conversation_hits(
+        run, session=session, query=query, limit=limit, document_uris=document_uris, memory_ids=memory_ids
     )
-    working_set_update(
-        session_id=str(session.id),
-        resolved_terms=decision.resolved_terms,
-        documents=list(dict.fromkeys(h.doc_id for h in hits if h.doc_id)),
-        sections=list(dict.fromkeys(h.uri.rsplit("/", 1)[0] for h in hits if h.kind == "chunk")),
-    )
-    trace = search_trace_record(run=run, hits=hits, session=session, rewrite=decision, save=save_trace)
-    query_plan = {key: value for key, value in run.plan.items() if key != "session_context"}
-    return SearchResult(hits=hits, trace=trace, query=decision.query, query_plan=query_plan)
+    others.sort(key=lambda h: -h.score)
+    # Documents keep at least half the places: memories complement them, they do not crowd them out.
+    return sorted(hits + others[: max(1, limit // 2)], key=lambda h: -h.score)

@@ -141,20 +141,50 @@ def _in_use() -> int:
     return stats["pool_size"] - stats["pool_available"]
 
 
+async def _end_leftover_tasks() -> None:
+    leftovers = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in leftovers:
+        task.cancel()
+    await asyncio.gather(*leftovers, return_exceptions=True)
+
+
+@pytest.fixture
+def server_loop():
+    """An event loop that keeps running, as Daphne's does: a request it cancels is not waited for at the
+    loop's end, so the view may still be running (asyncio.run would wait for the request's leftover tasks)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield loop
+    view_may_finish.set()
+    asyncio.run_coroutine_threadsafe(_end_leftover_tasks(), loop).result(timeout=15)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=10)
+    loop.close()
+
+
 @pytest.mark.urls(__name__)
-def test_a_request_cancelled_mid_view_hands_its_connection_back_once_the_view_returns():
+def test_a_request_cancelled_mid_view_hands_its_connection_back_once_the_view_returns(server_loop):
     _settled_pool()  # this test's own connection stays out throughout
     before = _in_use()
 
-    async def daphne_kills_the_instance():
-        request = asyncio.ensure_future(_call("/api/waiting"))
-        while not view_started.is_set():
-            await asyncio.sleep(0.02)
-        request.cancel()  # what Daphne does after --application-close-timeout
-        with pytest.raises(asyncio.CancelledError):
-            await request
+    def in_loop(coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, server_loop).result(timeout=10)
 
-    asyncio.run(daphne_kills_the_instance())
+    async def start() -> asyncio.Task:
+        return asyncio.ensure_future(_call("/api/waiting"))
+
+    async def cancel(request: asyncio.Task) -> bool:
+        request.cancel()  # what Daphne does after --application-close-timeout
+        try:
+            await request
+        except asyncio.CancelledError:
+            return True
+        return False
+
+    request = in_loop(start())
+    _wait(view_started.is_set)
+    assert in_loop(cancel(request)), "the request was cancelled"
     assert _in_use() == before + 1, "the view, still running, holds its connection"
     view_may_finish.set()
     _wait(view_finished.is_set)

@@ -1,5 +1,9 @@
 /* The chat page: conversations in the sidebar, one conversation resumed from its URL, answers streamed
-   over the websocket and rendered as sanitised Markdown with numbered citations, and the source panel. */
+   over the websocket and rendered as sanitised Markdown with numbered citations, and the source panel.
+
+   What the page knows is kept in one object, `state`. It is changed only by the actions, each named after
+   what the person did (sendMessage, openConversation, cancelAnswer, pageBackToEarlierTurns, ...) or what
+   the server said (receiveSources, receiveAnswerEnd, ...); the render functions read it and draw. */
 (function () {
   "use strict";
   const R = window.Recollect;
@@ -9,51 +13,62 @@
   const URI = /\[?(viking:\/\/[\w\-\/.]*[\w\/])\]?/g;
   const TITLED_URI = /\s?\([^()\n]{0,300}?,\s*(viking:\/\/[\w\-\/.]*[\w\/])\)/g;
   const MOODS = { confident: "Confident", uncertain: "Uncertain", apologetic: "Sorry" };
+  const EARLIER_PAGE = 200; // turns asked for each time the reader pages back
+  const SEARCH_DELAY_MS = 250; // typing in the sidebar's search waits this long before asking
+  const COMPOSER_MAX_HEIGHT = 192; // px: the composer grows with its text up to this, then scrolls
+  const NOTICE_DISMISSED = "recollect:model-notice-dismissed";
+  const UNTITLED = "Untitled conversation";
+  const SEARCHING = "Searching your documents, memories and conversations…";
 
-  let sessionId = JSON.parse($("session-id").textContent) || null;
-  let session = null;
-  let current = null; // the answer being received: {node, body, state, text, citations, ...}
-  let lastQuestion = "";
-  let editing = false; // the composer holds the last question, to replace it when sent
-  let lastArchived = false; // the last question is in an archive: it can be asked again, not rewritten
-  let sessionsPage = 1;
-  let committing = false;
-  const shownArchives = new Set();
+  const state = {
+    sessionId: JSON.parse($("session-id").textContent) || null,
+    session: null, // the conversation as the server last described it
+    answer: null, // the answer being received: {node, body, progress, text, citations, frame, ...}
+    lastQuestion: "", // what Regenerate asks again and Edit puts back in the composer
+    editing: false, // the composer holds the last question, to replace it when sent
+    lastArchived: false, // the last question is in an archive: it can be asked again, not rewritten
+    conversationsPage: 1, // the sidebar's pages shown so far
+    searchTimer: null, // the sidebar's search, waiting for the typing to pause
+    earlierCursor: null, // where the turns above the first one shown begin; null once the first is shown
+    committing: false, // a "Remember" asked for on this page is under way
+    shownArchives: new Set(), // archives this page has already told of, not to be told twice
+    drawScheduled: false, // the streamed answer is redrawn once per frame, not once per token
+  };
 
-  // --- Sidebar ---------------------------------------------------------------------------------------
-  function sessionItem(s) {
+  // --- The sidebar -----------------------------------------------------------------------------------
+  function conversationItem(s) {
     const link = el("a", { href: `/chat/${s.session_id}`, dataset: { id: s.session_id } },
-      el("span", { className: "title", textContent: s.title || "Untitled conversation" }),
+      el("span", { className: "title", textContent: s.title || UNTITLED }),
       el("span", { className: "meta", textContent: [R.when(s.last_message_at || s.created_at), `${s.message_count || 0} messages`, s.agent_id && `agent ${s.agent_id}`].filter(Boolean).join(" · ") }));
-    if (s.session_id === sessionId) link.setAttribute("aria-current", "page");
+    if (s.session_id === state.sessionId) link.setAttribute("aria-current", "page");
     return el("li", {}, link);
   }
 
-  async function loadSessions(reset = true) {
-    if (reset) sessionsPage = 1;
-    const params = new URLSearchParams({ page: sessionsPage });
+  // The sidebar's first page again (after anything that changes the list), or the next one (more).
+  async function listConversations({ more = false } = {}) {
+    state.conversationsPage = more ? state.conversationsPage + 1 : 1;
+    const params = new URLSearchParams({ page: state.conversationsPage });
     const q = $("session-search").value.trim(), agent = $("agent-filter").value.trim();
     if (q) params.set("q", q);
     if (agent) params.set("agent_id", agent);
     const list = $("sessions");
     try {
       const data = await api(`/api/sessions?${params}`);
-      if (reset) list.textContent = "";
-      for (const s of data.results) list.append(sessionItem(s));
-      if (reset && !data.results.length) list.append(el("li", { className: "muted small padded", textContent: q || agent ? "No conversation matches." : "No conversations yet." }));
+      if (!more) list.textContent = "";
+      for (const s of data.results) list.append(conversationItem(s));
+      if (!more && !data.results.length) list.append(el("li", { className: "muted small padded", textContent: q || agent ? "No conversation matches." : "No conversations yet." }));
       $("more-sessions").hidden = !data.next;
     } catch (exc) {
       list.textContent = "";
       list.append(el("li", { className: "error-text small padded", textContent: `Could not load conversations: ${exc.message}` }));
     }
   }
-  let searchTimer = null;
-  for (const id of ["session-search", "agent-filter"]) {
-    $(id).addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(() => loadSessions(true), 250); });
+
+  function searchConversations() {
+    clearTimeout(state.searchTimer);
+    state.searchTimer = setTimeout(() => listConversations(), SEARCH_DELAY_MS);
   }
-  $("more-sessions").addEventListener("click", () => { sessionsPage += 1; loadSessions(false); });
-  $("sidebar-open").addEventListener("click", () => { $("sidebar").classList.add("open"); $("session-search").focus(); });
-  $("sidebar-close").addEventListener("click", () => $("sidebar").classList.remove("open"));
+  const showMoreConversations = () => listConversations({ more: true });
 
   // --- Rendering turns -----------------------------------------------------------------------------
   function clearEmpty() { const empty = $("empty"); if (empty) empty.remove(); }
@@ -64,8 +79,6 @@
       el("div", { className: "who-label", textContent: "You" }),
       el("div", { className: "body", textContent: text }));
     log.append(node);
-    lastQuestion = text;
-    refreshTurnActions();
     return node;
   }
 
@@ -77,7 +90,7 @@
     const node = el("div", { className: "msg assistant", id: id ? `m-${id}` : undefined },
       el("div", { className: "who-label", textContent: "Recollect" }), body, sources, actions);
     log.append(node);
-    return { node, body, actions, sources, text: "", citations: [], mood: null };
+    return { node, body, actions, sources, progress: null, text: "", citations: [] };
   }
 
   function renderAnswer(turn) {
@@ -121,8 +134,7 @@
     return "document";
   }
 
-  function setMood(turn, mood, reason) {
-    turn.mood = mood;
+  function renderMood(turn, mood, reason) {
     if (!mood) return;
     const chip = el("span", { className: `mood ${mood}`, textContent: MOODS[mood] || mood, title: reason || "" });
     if (reason) chip.setAttribute("aria-label", `${MOODS[mood] || mood}: ${reason}`);
@@ -130,7 +142,7 @@
   }
 
   // What was noted from the question as it was said (a new or corrected memory), under its answer.
-  function showRemembered(turn, remembered) {
+  function renderRemembered(turn, remembered) {
     const noted = (remembered || []).filter((m) => m.change !== "unchanged");
     if (!noted.length) return;
     const item = (m) => el("li", {}, el("span", { textContent: m.content }),
@@ -141,61 +153,73 @@
       el("a", { href: "/memories/", textContent: "See all memories" })), turn.actions);
   }
 
+  function renderError(turn, text, { alert = false, before = turn.actions } = {}) {
+    turn.node.insertBefore(el("div", { className: "error-box", role: alert ? "alert" : undefined, textContent: text }), before);
+  }
+
   function finishActions(turn) {
     turn.actions.append(
       el("button", { type: "button", className: "icon", textContent: "Copy", "aria-label": "Copy the answer", onclick: (e) => R.copyText(turn.text, e.currentTarget) }),
-      el("button", { type: "button", className: "icon regenerate", textContent: "Regenerate", "aria-label": "Ask the last question again", onclick: regenerate }),
+      el("button", { type: "button", className: "icon regenerate", textContent: "Regenerate", "aria-label": "Ask the last question again", onclick: regenerateAnswer }),
     );
-    refreshTurnActions();
+    renderTurnActions();
   }
 
   // Regenerate belongs to the last answer, Edit to the last question; earlier ones lose them.
   // An exchange already remembered (archived) is never rewritten: ask again instead.
-  function refreshTurnActions() {
+  function renderTurnActions() {
     const answers = log.querySelectorAll(".msg.assistant .regenerate");
-    answers.forEach((b, i) => { b.hidden = i !== answers.length - 1 || lastArchived; b.disabled = !!current; });
+    answers.forEach((b, i) => { b.hidden = i !== answers.length - 1 || state.lastArchived; b.disabled = !!state.answer; });
     log.querySelectorAll(".msg.user .edit").forEach((b) => b.remove());
     const questions = log.querySelectorAll(".msg.user");
     const last = questions[questions.length - 1];
-    if (last && !current && !lastArchived) {
+    if (last && !state.answer && !state.lastArchived) {
       last.append(el("div", { className: "actions edit" },
-        el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": "Edit and send the last question again", onclick: () => editLast(true) })));
+        el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": "Edit and send the last question again", onclick: editLastQuestion })));
     }
   }
 
+  // A message as the server keeps it; what it means for the page's state is for the action to say.
   function renderStored(message) {
     if (message.role === "system") return;
-    if (message.role === "user") { lastArchived = !!message.archive_uri; userTurn(message.content, message.id); return; }
+    if (message.role === "user") { userTurn(message.content, message.id); return; }
     const turn = assistantTurn(message.id);
     const meta = message.metadata || {};
     turn.text = message.content;
     turn.citations = (meta.citations || (meta.context_uris || []).map((uri) => ({ uri, title: "" }))).map((c) => ({ ...c }));
     renderAnswer(turn);
     if (meta.status && meta.status !== "complete") turn.actions.append(el("span", { className: "muted small", textContent: `(${meta.status === "cancelled" ? "stopped" : meta.status})` }));
-    if (meta.error) turn.node.insertBefore(el("div", { className: "error-box", textContent: meta.error }), turn.actions);
-    showRemembered(turn, meta.remembered);
+    if (meta.error) renderError(turn, meta.error);
+    renderRemembered(turn, meta.remembered);
     finishActions(turn);
-    setMood(turn, meta.mood);
+    renderMood(turn, meta.mood);
   }
 
-  // --- The session ---------------------------------------------------------------------------------
-  function showSession(data) {
-    session = data;
-    $("conv-title").textContent = data.title || "Untitled conversation";
+  // The newest of these messages that is a question becomes the last question (Regenerate, Edit).
+  function takeLastQuestion(messages) {
+    const questions = messages.filter((m) => m.role === "user");
+    if (!questions.length) return;
+    const last = questions[questions.length - 1];
+    state.lastQuestion = last.content;
+    state.lastArchived = !!last.archive_uri;
+  }
+
+  // --- The conversation ------------------------------------------------------------------------------
+  function renderConversationHead() {
+    const data = state.session;
+    $("conv-title").textContent = data.title || UNTITLED;
     document.title = `${data.title || "Conversation"} · Recollect`;
     $("conv-id").textContent = data.session_id.slice(0, 8);
     $("copy-id").title = `Copy the session id ${data.session_id}`;
     $("conv-tools").hidden = false;
-    renderArchives(data.archives || []);
-    const questions = (data.messages || []).filter((m) => m.role === "user");
-    if (questions.length && !current) { lastArchived = !!questions[questions.length - 1].archive_uri; refreshTurnActions(); }
   }
 
-  function renderArchives(archives) {
+  function renderArchives() {
+    const archives = state.session.archives || [];
     const box = $("archives");
     box.textContent = "";
     if (!archives.length) return;
-    const total = session.archives_count || archives.length;
+    const total = state.session.archives_count || archives.length;
     const shown = total > archives.length ? ` (the latest ${archives.length} below)` : "";
     const details = el("details", {}, el("summary", { textContent: `Remembered so far: ${total} archive${total > 1 ? "s" : ""}${shown}` }));
     for (const a of archives) {
@@ -207,8 +231,65 @@
     box.append(details);
   }
 
+  // The server described the conversation (opened, renamed, remembered): its head and archives follow,
+  // and whether its last question is archived already (unless an answer is on its way).
+  function receiveConversation(data) {
+    state.session = data;
+    const questions = (data.messages || []).filter((m) => m.role === "user");
+    if (questions.length && !state.answer) state.lastArchived = !!questions[questions.length - 1].archive_uri;
+    renderConversationHead();
+    renderArchives();
+    if (questions.length && !state.answer) renderTurnActions();
+  }
+  const describeConversationAgain = () => api(`/api/sessions/${state.sessionId}`).then(receiveConversation).catch(() => {});
+
+  // A session answers its latest turns; earlier ones come a page at a time, above them, on demand (or
+  // until a linked turn is reached), so a long conversation opens as fast as a short one.
+  async function openConversation() {
+    if (!state.sessionId) return;
+    try {
+      const data = await api(`/api/sessions/${state.sessionId}`);
+      receiveConversation(data);
+      for (const message of data.messages) renderStored(message);
+      takeLastQuestion(data.messages);
+      state.earlierCursor = data.messages_previous;
+      renderTurnActions();
+      renderEarlierButton();
+      if (!(await followLinkToTurn())) log.scrollTop = log.scrollHeight;
+    } catch (exc) {
+      log.append(el("div", { className: "error-box", textContent: `This conversation could not be loaded: ${exc.message}` }));
+    }
+  }
+
+  const earlierButton = () => log.querySelector(":scope > button.earlier");
+  const couldNotPageBack = (exc) => R.toast(`Could not load earlier messages: ${exc.message}`, "error");
+
+  function renderEarlierButton() {
+    const old = earlierButton();
+    if (old) old.remove();
+    if (!state.earlierCursor) return;
+    log.prepend(el("button", { type: "button", className: "link earlier", style: "align-self:center", textContent: "Show earlier messages", onclick: () => pageBackToEarlierTurns().catch(couldNotPageBack) }));
+  }
+
+  // Earlier turns go above the ones shown, keeping the reader's place; the last question stays the last.
+  async function pageBackToEarlierTurns() {
+    if (!state.earlierCursor) return;
+    const button = earlierButton();
+    if (button) button.disabled = true;
+    const page = await api(`/api/sessions/${state.sessionId}/messages?${new URLSearchParams({ cursor: state.earlierCursor, limit: EARLIER_PAGE })}`);
+    // Turns render at the end of the log; they are moved above the ones shown.
+    const first = button ? button.nextSibling : log.firstChild;
+    const height = log.scrollHeight, start = log.childNodes.length;
+    for (const message of page.results) renderStored(message);
+    for (const node of Array.from(log.childNodes).slice(start)) log.insertBefore(node, first);
+    state.earlierCursor = page.previous;
+    renderTurnActions();
+    renderEarlierButton();
+    log.scrollTop += log.scrollHeight - height;
+  }
+
   // /chat/<id>#m-<message id>: the turn a citation or a link points at.
-  function showTurn() {
+  function renderLinkedTurn() {
     const target = location.hash.startsWith("#m-") && document.getElementById(location.hash.slice(1));
     if (!target) return false;
     for (const node of log.querySelectorAll(".highlight")) node.classList.remove("highlight");
@@ -217,99 +298,59 @@
     return true;
   }
 
-  // A session answers its latest turns; earlier ones come a page at a time, above them, on demand (or
-  // until a linked turn is reached), so a long conversation opens as fast as a short one.
-  const EARLIER_PAGE = 200;
-  let earlierCursor = null;
-  let earlierButton = null;
-
-  function showEarlierButton() {
-    if (earlierButton) earlierButton.remove();
-    earlierButton = null;
-    if (!earlierCursor) return;
-    earlierButton = el("button", { type: "button", className: "link earlier", style: "align-self:center", textContent: "Show earlier messages", onclick: () => loadEarlier().catch((exc) => R.toast(`Could not load earlier messages: ${exc.message}`, "error")) });
-    log.prepend(earlierButton);
-  }
-
-  async function loadEarlier() {
-    if (!earlierCursor) return;
-    if (earlierButton) earlierButton.disabled = true;
-    const page = await api(`/api/sessions/${sessionId}/messages?${new URLSearchParams({ cursor: earlierCursor, limit: EARLIER_PAGE })}`);
-    // Turns render at the end of the log; they are moved above the ones shown, keeping the reader's place.
-    const first = earlierButton ? earlierButton.nextSibling : log.firstChild;
-    const kept = { lastArchived, lastQuestion }, height = log.scrollHeight;
-    const start = log.childNodes.length;
-    for (const message of page.results) renderStored(message);
-    for (const node of Array.from(log.childNodes).slice(start)) log.insertBefore(node, first);
-    ({ lastArchived, lastQuestion } = kept);
-    refreshTurnActions();
-    earlierCursor = page.previous;
-    showEarlierButton();
-    log.scrollTop += log.scrollHeight - height;
-  }
-
   // A link to an earlier turn (a citation of this conversation) pages back until that turn is shown.
-  async function revealTurn() {
-    while (location.hash.startsWith("#m-") && !document.getElementById(location.hash.slice(1)) && earlierCursor) await loadEarlier();
-    return showTurn();
+  async function followLinkToTurn() {
+    while (location.hash.startsWith("#m-") && !document.getElementById(location.hash.slice(1)) && state.earlierCursor) await pageBackToEarlierTurns();
+    return renderLinkedTurn();
   }
 
-  async function loadSession() {
-    if (!sessionId) return;
+  async function renameConversation(title) {
     try {
-      const data = await api(`/api/sessions/${sessionId}`);
-      showSession(data);
-      for (const message of data.messages) renderStored(message);
-      earlierCursor = data.messages_previous;
-      showEarlierButton();
-      if (!(await revealTurn())) log.scrollTop = log.scrollHeight;
-    } catch (exc) {
-      log.append(el("div", { className: "error-box", textContent: `This conversation could not be loaded: ${exc.message}` }));
-    }
+      const changed = await api(`/api/sessions/${state.sessionId}`, { method: "PATCH", body: { title } });
+      receiveConversation({ ...state.session, ...changed });
+      listConversations();
+    } catch (exc) { R.toast(`Could not rename: ${exc.message}`, "error"); }
   }
 
-  $("copy-id").addEventListener("click", (e) => R.copyText(sessionId, e.currentTarget));
-  $("rename").addEventListener("click", () => {
+  // The title becomes a field in place; Enter or leaving it renames, Escape keeps the old title.
+  function startRenaming() {
     const title = $("conv-title");
-    const field = el("input", { type: "text", value: session.title || "", "aria-label": "New title", maxLength: 255 });
+    const field = el("input", { type: "text", value: state.session.title || "", "aria-label": "New title", maxLength: 255 });
     let done = false;
-    const finish = async (save) => {
+    const end = async (save) => {
       if (done) return;
       done = true;
       field.replaceWith(title);
-      if (save && field.value.trim() !== session.title) {
-        try { showSession({ ...session, ...(await api(`/api/sessions/${sessionId}`, { method: "PATCH", body: { title: field.value.trim() } })) }); loadSessions(); }
-        catch (exc) { R.toast(`Could not rename: ${exc.message}`, "error"); }
-      }
+      if (save && field.value.trim() !== state.session.title) await renameConversation(field.value.trim());
       $("rename").focus();
     };
-    field.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); finish(true); } if (e.key === "Escape") finish(false); });
-    field.addEventListener("blur", () => finish(true), { once: true });
+    field.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); end(true); } if (e.key === "Escape") end(false); });
+    field.addEventListener("blur", () => end(true), { once: true });
     title.replaceWith(field);
     field.focus(); field.select();
-  });
-  $("delete").addEventListener("click", async () => {
+  }
+
+  async function deleteConversation() {
     if (!(await R.confirmAction("Delete this conversation? Its messages, archives and the memories learned only from it are deleted too."))) return;
-    try { await api(`/api/sessions/${sessionId}`, { method: "DELETE" }); location.href = "/chat/"; }
+    try { await api(`/api/sessions/${state.sessionId}`, { method: "DELETE" }); location.href = "/chat/"; }
     catch (exc) { R.toast(`Could not delete: ${exc.message}`, "error"); }
-  });
-  $("commit").addEventListener("click", async (e) => {
-    const button = e.currentTarget;
+  }
+
+  async function rememberConversation(button) {
     button.disabled = true;
-    committing = true;
-    const state = el("div", { className: "learned state" }, el("span", { className: "spinner" }), "Remembering this conversation…");
-    log.append(state); log.scrollTop = log.scrollHeight;
+    state.committing = true;
+    const progress = el("div", { className: "learned state" }, el("span", { className: "spinner" }), "Remembering this conversation…");
+    log.append(progress); log.scrollTop = log.scrollHeight;
     try {
-      const result = await api(`/api/sessions/${sessionId}/commit`, { method: "POST", body: {} });
-      if (result.archive) shownArchives.add(result.archive.uri);
-      state.replaceWith(learned(result.message, result.memory_diff, result.committed));
-      const data = await api(`/api/sessions/${sessionId}`);
-      showSession(data);
-      loadSessions();
+      const result = await api(`/api/sessions/${state.sessionId}/commit`, { method: "POST", body: {} });
+      if (result.archive) state.shownArchives.add(result.archive.uri);
+      progress.replaceWith(learned(result.message, result.memory_diff, result.committed));
+      receiveConversation(await api(`/api/sessions/${state.sessionId}`));
+      listConversations();
     } catch (exc) {
-      state.replaceWith(el("div", { className: "error-box", textContent: `Could not remember this conversation: ${exc.message}` }));
-    } finally { button.disabled = false; committing = false; log.scrollTop = log.scrollHeight; }
-  });
+      progress.replaceWith(el("div", { className: "error-box", textContent: `Could not remember this conversation: ${exc.message}` }));
+    } finally { button.disabled = false; state.committing = false; log.scrollTop = log.scrollHeight; }
+  }
 
   // What a commit kept, by label: new, updated, and what was already remembered (noted as it was said),
   // so that remembering a conversation whose facts were noted during it still says they are kept.
@@ -331,38 +372,41 @@
   }
 
   // --- The documents a turn answers from ------------------------------------------------------------
+  // The ticked boxes are this choice's state: the form keeps it, and a reload keeps ?doc=.
   const scopeBoxes = () => [...$("scope").querySelectorAll("input[type=checkbox]")];
   const scopeIds = () => scopeBoxes().filter((box) => box.checked).map((box) => box.value);
-  function scopeLabel() {
+  function renderScopeLabel() {
     const chosen = scopeBoxes().filter((box) => box.checked);
     $("scope-label").textContent = !chosen.length ? "all my documents"
       : chosen.length === 1 ? chosen[0].parentElement.textContent.trim() : `${chosen.length} documents`;
   }
-  $("scope").addEventListener("change", scopeLabel);
-  document.addEventListener("click", (e) => { if (!$("scope").contains(e.target)) $("scope").open = false; });
-  scopeLabel();
 
   // --- Sending and receiving -------------------------------------------------------------------------
-  function busy(on) {
-    send.disabled = on;
-    stop.hidden = !on;
-    refreshTurnActions();
+  function renderBusy() {
+    send.disabled = !!state.answer;
+    stop.hidden = !state.answer;
+    renderTurnActions();
   }
 
-  function setState(turn, text) {
-    if (!turn.state) { turn.state = el("div", { className: "state" }); turn.node.insertBefore(turn.state, turn.body); }
-    turn.state.textContent = "";
-    turn.state.append(el("span", { className: "spinner", "aria-hidden": "true" }), text);
+  function renderProgress(turn, text) {
+    if (!turn.progress) { turn.progress = el("div", { className: "state" }); turn.node.insertBefore(turn.progress, turn.body); }
+    turn.progress.textContent = "";
+    turn.progress.append(el("span", { className: "spinner", "aria-hidden": "true" }), text);
   }
-  function clearState(turn) { if (turn.state) { turn.state.remove(); turn.state = null; } }
+  function clearProgress(turn) { if (turn.progress) { turn.progress.remove(); turn.progress = null; } }
+
+  function renderEditing() { $("editing").hidden = !state.editing; }
+  function autosize() { input.style.height = "auto"; input.style.height = `${Math.min(input.scrollHeight + 2, COMPOSER_MAX_HEIGHT)}px`; }
 
   // Edit: the last question goes back into the composer; sending it replaces that question and its
   // answer (on the server too, so a reload shows the conversation as it now reads).
-  function editLast(on) {
-    editing = on && !!lastQuestion && !!sessionId;
-    $("editing").hidden = !editing;
-    if (editing) { input.value = lastQuestion; input.focus(); autosize(); }
+  function editLastQuestion() {
+    state.editing = !!state.lastQuestion && !!state.sessionId;
+    renderEditing();
+    if (state.editing) { input.value = state.lastQuestion; input.focus(); autosize(); }
   }
+  function stopEditing() { state.editing = false; renderEditing(); }
+  function cancelEditing() { stopEditing(); input.value = ""; autosize(); }
 
   // The last question and what followed it: what Regenerate and Edit replace.
   function lastExchangeNodes() {
@@ -374,147 +418,157 @@
     return nodes;
   }
 
-  function ask(text, { replace = false } = {}) {
+  function sendMessage(text, { replace = false } = {}) {
     text = text.trim();
-    if (!text || current) return;
+    if (!text || state.answer) return;
     if (R.socket.signedOut) { R.banner("You are signed out, so nothing can be sent. Reload the page to sign in again.", "error"); return; }
     const frame = { type: "chat", message: text };
-    if (sessionId) frame.session_id = sessionId;
+    if (state.sessionId) frame.session_id = state.sessionId;
     let replaced = [];
-    if (replace && sessionId) {
+    if (replace && state.sessionId) {
       frame.replace_last = true;
       // Hidden until the server has replaced them, and shown again if it refuses.
       replaced = lastExchangeNodes();
       replaced.forEach((node) => { node.hidden = true; });
     }
-    const edited = editing;
-    editLast(false);
-    lastArchived = false;
+    const edited = state.editing, before = { lastQuestion: state.lastQuestion };
+    stopEditing();
     const chosen = scopeIds();
     if (chosen.length === 1) frame.doc_id = chosen[0];
     else if (chosen.length > 1) frame.doc_ids = chosen;
-    userTurn(text);
-    current = assistantTurn();
-    current.frame = frame;
-    current.edited = edited;
-    current.replaced = replaced;
-    current.question = log.querySelectorAll(".msg.user")[log.querySelectorAll(".msg.user").length - 1];
-    setState(current, R.socket.open ? "Searching your documents, memories and conversations…" : "Waiting for the connection to the server…");
+    state.lastArchived = false;
+    state.lastQuestion = text;
+    const question = userTurn(text);
+    state.answer = { ...assistantTurn(), frame, edited, replaced, question, before };
+    renderProgress(state.answer, R.socket.open ? SEARCHING : "Waiting for the connection to the server…");
     R.socket.sendSoon(frame);
-    busy(true);
+    renderBusy();
     log.scrollTop = log.scrollHeight;
   }
 
-  function regenerate() { if (lastQuestion) ask(lastQuestion, { replace: true }); }
-
-  let pending = false;
-  function scheduleRender() {
-    if (pending) return;
-    pending = true;
-    requestAnimationFrame(() => { pending = false; if (current) { renderAnswer(current); log.scrollTop = log.scrollHeight; } });
+  function sendComposer() {
+    const text = input.value;
+    if (!text.trim() || state.answer) return;
+    input.value = "";
+    autosize();
+    sendMessage(text, { replace: state.editing });
   }
 
-  function finish(turn, note) {
-    clearState(turn);
+  function regenerateAnswer() { if (state.lastQuestion) sendMessage(state.lastQuestion, { replace: true }); }
+
+  function cancelAnswer() {
+    // Not sent yet (no connection): take it back rather than cancel an answer that never started.
+    if (state.answer && R.socket.unsend(state.answer.frame)) { endAnswer(state.answer, "(not sent: there was no connection)"); return; }
+    R.socket.send({ type: "cancel" });
+  }
+
+  function scheduleDraw() {
+    if (state.drawScheduled) return;
+    state.drawScheduled = true;
+    requestAnimationFrame(() => {
+      state.drawScheduled = false;
+      if (state.answer) { renderAnswer(state.answer); log.scrollTop = log.scrollHeight; }
+    });
+  }
+
+  function endAnswer(turn, note) {
+    clearProgress(turn);
     renderAnswer(turn);
     if (note) turn.actions.append(el("span", { className: "muted small", textContent: note }));
     finishActions(turn);
-    current = null;
-    busy(false);
-    loadSessions();
-    log.scrollTop = log.scrollHeight;  // the answer's mood, Copy and Regenerate in view
+    state.answer = null;
+    renderBusy();
+    listConversations();
+    log.scrollTop = log.scrollHeight; // the answer's mood, Copy and Regenerate in view
   }
 
-  R.socket.on("context", (frame) => {
-    if (!current) return;
-    if (!sessionId) {
-      sessionId = frame.session_id;
-      history.replaceState(null, "", `/chat/${sessionId}`);
-      api(`/api/sessions/${sessionId}`).then(showSession).catch(() => {});
-      loadSessions();
+  // The first answer of a new conversation names it: the URL and the sidebar follow.
+  function receiveSources(frame) {
+    const turn = state.answer;
+    if (!turn) return;
+    if (!state.sessionId) {
+      state.sessionId = frame.session_id;
+      history.replaceState(null, "", `/chat/${state.sessionId}`);
+      describeConversationAgain();
+      listConversations();
     }
-    current.replaced.forEach((node) => node.remove());
-    current.replaced = [];
-    current.citations = frame.context.map((c) => ({ ...c }));
-    renderSources(current);
-    if (frame.retrieval_error) current.node.insertBefore(el("div", { className: "error-box", textContent: frame.retrieval_error }), current.body);
+    turn.replaced.forEach((node) => node.remove());
+    turn.replaced = [];
+    turn.citations = frame.context.map((c) => ({ ...c }));
+    renderSources(turn);
+    if (frame.retrieval_error) renderError(turn, frame.retrieval_error, { before: turn.body });
     const n = frame.context.length;
-    setState(current, n ? `Thinking with ${n} source${n > 1 ? "s" : ""}…` : "Nothing relevant found; answering…");
-  });
-  R.socket.on("token", (frame) => {
-    if (!current) return;
-    if (current.state) clearState(current);
-    current.text += frame.token;
-    scheduleRender();
-  });
-  R.socket.on("mood", (frame) => { if (current) current.pendingMood = frame; });
-  R.socket.on("done", (frame) => {
-    if (!current) return;
-    const turn = current;
+    renderProgress(turn, n ? `Thinking with ${n} source${n > 1 ? "s" : ""}…` : "Nothing relevant found; answering…");
+  }
+
+  function receiveToken(frame) {
+    const turn = state.answer;
+    if (!turn) return;
+    if (turn.progress) clearProgress(turn);
+    turn.text += frame.token;
+    scheduleDraw();
+  }
+
+  function receiveMood(frame) { if (state.answer) state.answer.pendingMood = frame; }
+
+  function receiveAnswerEnd(frame) {
+    const turn = state.answer;
+    if (!turn) return;
     turn.text = frame.message;
     const stopped = frame.status === "cancelled";
     const note = !frame.status ? "" : stopped && !turn.text ? "(stopped before answering)" : `(${stopped ? "stopped" : frame.status})`;
-    showRemembered(turn, frame.remembered);
-    finish(turn, note);
+    renderRemembered(turn, frame.remembered);
+    endAnswer(turn, note);
     // An answer stopped before its first word has nothing to lean on, confidently or not.
-    if (turn.pendingMood && turn.text) setMood(turn, turn.pendingMood.mood, turn.pendingMood.mood_reason);
+    if (turn.pendingMood && turn.text) renderMood(turn, turn.pendingMood.mood, turn.pendingMood.mood_reason);
     log.scrollTop = log.scrollHeight;
-  });
-  R.socket.on("error", (frame) => {
-    if (current && current.replaced.length) {
-      // Refused before anything was written (the exchange is already remembered, say): as it was.
-      const turn = current;
-      turn.node.remove();
-      turn.question.remove();
-      turn.replaced.forEach((node) => { node.hidden = false; });
-      current = null;
-      busy(false);
-      const questions = log.querySelectorAll(".msg.user .body");
-      lastQuestion = questions.length ? questions[questions.length - 1].textContent : "";
-      if (frame.code === "already_committed") lastArchived = true;
-      // An edit refused keeps its words in the box, to be sent as a new question instead.
-      if (turn.edited) { input.value = turn.frame.message; autosize(); input.focus(); }
-      refreshTurnActions();
-      R.toast(frame.error, "error");
-    } else if (current) {
-      const turn = current;
-      turn.node.insertBefore(el("div", { className: "error-box", role: "alert", textContent: frame.error }), turn.actions);
-      finish(turn);
-      if (turn.pendingMood) setMood(turn, turn.pendingMood.mood, turn.pendingMood.mood_reason);
+  }
+
+  // Refused before anything was written (the exchange is already remembered, say): as it was.
+  function takeBackReplacement(turn, frame) {
+    turn.node.remove();
+    turn.question.remove();
+    turn.replaced.forEach((node) => { node.hidden = false; });
+    state.answer = null;
+    state.lastQuestion = turn.before.lastQuestion;
+    if (frame.code === "already_committed") state.lastArchived = true;
+    // An edit refused keeps its words in the box, to be sent as a new question instead.
+    if (turn.edited) { input.value = turn.frame.message; autosize(); input.focus(); }
+    renderBusy();
+    R.toast(frame.error, "error");
+  }
+
+  function receiveError(frame) {
+    const turn = state.answer;
+    if (turn && turn.replaced.length) takeBackReplacement(turn, frame);
+    else if (turn) {
+      renderError(turn, frame.error, { alert: true });
+      endAnswer(turn);
+      if (turn.pendingMood) renderMood(turn, turn.pendingMood.mood, turn.pendingMood.mood_reason);
     } else if (frame.code === "unavailable") R.banner(frame.error, "error");
     else R.toast(frame.error, "error");
-  });
-  R.socket.on("rejected", (frame) => R.toast(frame.error, "error"));
-  R.socket.on("commit", (frame) => {
-    // A commit asked for on this page is shown by its own answer; the push is for automatic ones.
-    if (frame.session_id !== sessionId || committing || shownArchives.has(frame.archive_uri)) return;
-    log.append(learned(`This conversation was remembered automatically: ${frame.abstract || ""}`, frame.memory_diff, true));
-    api(`/api/sessions/${sessionId}`).then(showSession).catch(() => {});
-    loadSessions();
-  });
-  R.socket.on("_close", (frame) => {
-    if (current && !R.socket.waiting.includes(current.frame)) {
-      const turn = current;
-      turn.node.insertBefore(el("div", { className: "error-box", role: "alert", textContent: "The connection was lost, so this answer stopped. Your message was saved; Regenerate to ask again." }), turn.actions);
-      finish(turn);
-    }
-  });
-  R.socket.on("_open", () => { R.banner(""); if (current && current.state && !current.citations.length) setState(current, "Searching your documents, memories and conversations…"); });
-  R.socket.onStatus((open, text) => { $("socket-state").textContent = open ? "" : text + "…"; });
+  }
 
-  $("composer").addEventListener("submit", (e) => { e.preventDefault(); const text = input.value; if (text.trim() && !current) { input.value = ""; autosize(); ask(text, { replace: editing }); } });
-  $("cancel-edit").addEventListener("click", () => { editLast(false); input.value = ""; autosize(); });
-  input.addEventListener("keydown", (e) => {
-    if (e.key === "Escape" && editing) { e.preventDefault(); editLast(false); input.value = ""; autosize(); return; }
-    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); $("composer").requestSubmit(); }
-  });
-  function autosize() { input.style.height = "auto"; input.style.height = `${Math.min(input.scrollHeight + 2, 192)}px`; }
-  input.addEventListener("input", autosize);
-  stop.addEventListener("click", () => {
-    // Not sent yet (no connection): take it back rather than cancel an answer that never started.
-    if (current && R.socket.unsend(current.frame)) { const turn = current; finish(turn, "(not sent: there was no connection)"); return; }
-    R.socket.send({ type: "cancel" });
-  });
+  // A commit asked for on this page is shown by its own answer; the push is for automatic ones.
+  function receiveCommit(frame) {
+    if (frame.session_id !== state.sessionId || state.committing || state.shownArchives.has(frame.archive_uri)) return;
+    log.append(learned(`This conversation was remembered automatically: ${frame.abstract || ""}`, frame.memory_diff, true));
+    describeConversationAgain();
+    listConversations();
+  }
+
+  function connectionLost() {
+    const turn = state.answer;
+    if (!turn || R.socket.waiting.includes(turn.frame)) return;
+    renderError(turn, "The connection was lost, so this answer stopped. Your message was saved; Regenerate to ask again.", { alert: true });
+    endAnswer(turn);
+  }
+
+  function connectionBack() {
+    R.banner("");
+    const turn = state.answer;
+    if (turn && turn.progress && !turn.citations.length) renderProgress(turn, SEARCHING);
+  }
 
   // --- The source panel ----------------------------------------------------------------------------
   function panelOpen(title) {
@@ -524,9 +578,7 @@
     $("panel-body").textContent = "";
     return $("panel-body");
   }
-  $("panel-close").addEventListener("click", () => { $("panel").hidden = true; document.querySelector("main").classList.remove("with-panel"); });
-  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("panel").hidden) $("panel-close").click(); });
-
+  function closeSource() { $("panel").hidden = true; document.querySelector("main").classList.remove("with-panel"); }
   function tier(label, text, markdown = false) {
     const body = el("div", {});
     if (markdown) R.renderMarkdown(text || "(empty)", body); else body.textContent = text || "(empty)";
@@ -593,25 +645,65 @@
     body.append(el("p", {}, el("a", { href: `/chat/${sid}${mid ? `#m-${mid}` : ""}`, textContent: "Open that conversation at this turn" })));
   }
 
+
   // --- Said once: no language model is configured ---------------------------------------------------
   // Shown until dismissed, and remembered by this browser, rather than repeated in every answer.
-  const NOTICE_DISMISSED = "recollect:model-notice-dismissed";
   const notice = $("model-notice");
-  if (notice) {
+  function dismissModelNotice() {
+    notice.hidden = true;
+    try { localStorage.setItem(NOTICE_DISMISSED, "1"); } catch (_) { /* hidden for this page only */ }
+    input.focus();
+  }
+  function renderModelNotice() {
     let dismissed = false;
     try { dismissed = localStorage.getItem(NOTICE_DISMISSED) === "1"; } catch (_) { /* storage blocked: shown */ }
     notice.hidden = dismissed;
-    $("model-notice-close").addEventListener("click", () => {
-      notice.hidden = true;
-      try { localStorage.setItem(NOTICE_DISMISSED, "1"); } catch (_) { /* hidden for this page only */ }
-      input.focus();
-    });
   }
 
+  // --- What a person can do, wired to the page; what the server says, to its actions ------------------
+  for (const id of ["session-search", "agent-filter"]) $(id).addEventListener("input", searchConversations);
+  $("more-sessions").addEventListener("click", showMoreConversations);
+  $("sidebar-open").addEventListener("click", () => { $("sidebar").classList.add("open"); $("session-search").focus(); });
+  $("sidebar-close").addEventListener("click", () => $("sidebar").classList.remove("open"));
+
+  $("copy-id").addEventListener("click", (e) => R.copyText(state.sessionId, e.currentTarget));
+  $("rename").addEventListener("click", startRenaming);
+  $("delete").addEventListener("click", deleteConversation);
+  $("commit").addEventListener("click", (e) => rememberConversation(e.currentTarget));
+
+  $("scope").addEventListener("change", renderScopeLabel);
+  document.addEventListener("click", (e) => { if (!$("scope").contains(e.target)) $("scope").open = false; });
+
+  $("composer").addEventListener("submit", (e) => { e.preventDefault(); sendComposer(); });
+  $("cancel-edit").addEventListener("click", cancelEditing);
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && state.editing) { e.preventDefault(); cancelEditing(); return; }
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); $("composer").requestSubmit(); }
+  });
+  input.addEventListener("input", autosize);
+  stop.addEventListener("click", cancelAnswer);
+
+  $("panel-close").addEventListener("click", closeSource);
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("panel").hidden) $("panel-close").click(); });
+  if (notice) $("model-notice-close").addEventListener("click", dismissModelNotice);
+  window.addEventListener("hashchange", () => followLinkToTurn().catch(couldNotPageBack));
+
+  R.socket.on("context", receiveSources);
+  R.socket.on("token", receiveToken);
+  R.socket.on("mood", receiveMood);
+  R.socket.on("done", receiveAnswerEnd);
+  R.socket.on("error", receiveError);
+  R.socket.on("rejected", (frame) => R.toast(frame.error, "error"));
+  R.socket.on("commit", receiveCommit);
+  R.socket.on("_close", connectionLost);
+  R.socket.on("_open", connectionBack);
+  R.socket.onStatus((open, text) => { $("socket-state").textContent = open ? "" : text + "…"; });
+
   // --- Start -----------------------------------------------------------------------------------------
-  window.addEventListener("hashchange", () => revealTurn().catch((exc) => R.toast(`Could not load earlier messages: ${exc.message}`, "error")));
-  loadSessions();
-  loadSession();
+  renderScopeLabel();
+  if (notice) renderModelNotice();
+  listConversations();
+  openConversation();
   R.socket.connect();
   input.focus();
 })();

@@ -1,6 +1,7 @@
 /* The documents page: uploads (button or drag and drop, checked against the limits first), the list
    with each document's status and title pushed over the websocket, rename, reindex, delete, and the
-   tree browser. */
+   tree browser. What the page knows is in `state`, changed only by the actions named after what the
+   person did (uploadFiles, renameDocument, deleteDocument, ...) or what the server said (receiveDocument). */
 (function () {
   "use strict";
   const R = window.Recollect;
@@ -10,9 +11,14 @@
   const EXTENSIONS = JSON.parse($("extensions").textContent).split(",");
   const STATUS = { pending: "waiting to be indexed", indexing: "indexing…", ready: "ready", failed: "failed" };
   const MAX_TITLE = 512;
-  const rows = new Map(); // doc_id -> {li, doc}
-  let page = 1;
-  let stuckTimer = null;
+  const STUCK_AFTER_MS = 8000; // a document waiting this long with no news: is any worker indexing?
+  const UPLOAD_LINE_MS = 6000; // an upload's line stays this long once its row is in the list
+  const state = {
+    rows: new Map(), // doc_id -> {li, doc}: each document listed, as last told, and its row
+    page: 1, // the pages shown so far
+    stuckTimer: null, // the check for a worker, waiting for news of a pending document
+    connectedOnce: false, // the socket opened before: opening again means pushes may have been missed
+  };
 
   // --- The list --------------------------------------------------------------------------------------
   function statusBadge(doc) {
@@ -44,19 +50,19 @@
       doc.status === "failed" ? el("div", { className: "error-box", role: "alert", textContent: `Could not index: ${plainError(doc.error)}` }) : null,
       doc.status === "pending" && doc.error ? el("div", { className: "muted small", textContent: plainError(doc.error) }) : null,
       el("div", { className: "row doc-actions" },
-        el("button", { type: "button", className: "icon", textContent: "Browse", disabled: doc.status !== "ready", "aria-label": `Browse ${name}`, onclick: () => browse(doc) }),
+        el("button", { type: "button", className: "icon", textContent: "Browse", disabled: doc.status !== "ready", "aria-label": `Browse ${name}`, onclick: () => browseDocument(doc) }),
         el("a", { className: "button icon", href: `/chat/?doc=${doc.doc_id}`, textContent: "Chat about it", "aria-disabled": doc.status !== "ready" ? "true" : null, hidden: doc.status !== "ready" }),
-        el("button", { type: "button", className: "icon", textContent: "Rename", "aria-label": `Rename ${name}`, onclick: () => rename(li, doc.doc_id) }),
-        el("button", { type: "button", className: "icon", textContent: "Reindex", "aria-label": `Reindex ${name}`, onclick: () => reindex(doc) }),
-        el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${name}`, onclick: () => remove(doc) })),
+        el("button", { type: "button", className: "icon", textContent: "Rename", "aria-label": `Rename ${name}`, onclick: () => renameDocument(li, doc.doc_id) }),
+        el("button", { type: "button", className: "icon", textContent: "Reindex", "aria-label": `Reindex ${name}`, onclick: () => reindexDocument(doc) }),
+        el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${name}`, onclick: () => deleteDocument(doc) })),
     ].filter(Boolean));
   }
 
   function upsert(doc, { prepend = false } = {}) {
-    const known = rows.get(doc.doc_id);
+    const known = state.rows.get(doc.doc_id);
     if (known) { known.doc = { ...known.doc, ...doc }; fillRow(known.li, known.doc); return; }
     const li = docRow(doc);
-    rows.set(doc.doc_id, { li, doc });
+    state.rows.set(doc.doc_id, { li, doc });
     const list = $("documents");
     const placeholder = list.querySelector(".placeholder");
     if (placeholder) placeholder.remove();
@@ -64,53 +70,55 @@
     count();
   }
 
-  function count() { $("doc-count").textContent = rows.size ? `${rows.size} shown` : ""; }
+  function count() { $("doc-count").textContent = state.rows.size ? `${state.rows.size} shown` : ""; }
 
-  async function load(reset = true) {
-    if (reset) page = 1;
+  // The first page again, or the next one (more).
+  async function listDocuments({ more = false } = {}) {
+    state.page = more ? state.page + 1 : 1;
     try {
-      const data = await api(`/api/documents?page=${page}`);
-      if (reset) { $("documents").textContent = ""; rows.clear(); }
+      const data = await api(`/api/documents?page=${state.page}`);
+      if (!more) { $("documents").textContent = ""; state.rows.clear(); }
       for (const doc of data.results) upsert(doc);
-      if (!rows.size) $("documents").append(el("li", { className: "muted placeholder", textContent: "No documents yet. Upload one above." }));
+      if (!state.rows.size) $("documents").append(el("li", { className: "muted placeholder", textContent: "No documents yet. Upload one above." }));
       $("more-docs").hidden = !data.next;
       checkStuck();
       const wanted = new URLSearchParams(location.search).get("doc");
-      if (reset && wanted && rows.get(wanted)) { rows.get(wanted).li.scrollIntoView({ block: "center" }); if (rows.get(wanted).doc.status === "ready") browse(rows.get(wanted).doc); }
+      if (!more && wanted && state.rows.get(wanted)) { state.rows.get(wanted).li.scrollIntoView({ block: "center" }); if (state.rows.get(wanted).doc.status === "ready") browseDocument(state.rows.get(wanted).doc); }
     } catch (exc) {
       $("documents").textContent = "";
       $("documents").append(el("li", { className: "error-text", textContent: `Could not load your documents: ${exc.message}` }));
     }
   }
-  $("more-docs").addEventListener("click", () => { page += 1; load(false); });
 
   // A document waiting with no news for a while: is any worker indexing at all?
   function checkStuck() {
-    clearTimeout(stuckTimer);
-    const waiting = [...rows.values()].some((r) => r.doc.status === "pending");
+    clearTimeout(state.stuckTimer);
+    const waiting = [...state.rows.values()].some((r) => r.doc.status === "pending");
     if (!waiting) { R.banner(""); return; }
-    stuckTimer = setTimeout(async () => {
+    state.stuckTimer = setTimeout(async () => {
       try {
         const health = await fetch("/api/health?deep=1", { credentials: "same-origin" }).then((r) => r.json());
         if (health.workers && !health.workers.ok) R.banner("Documents are not being indexed right now: no indexing worker is running. Uploads are kept and will be indexed once it is back.", "error");
       } catch (_) { R.banner("The server cannot be reached, so documents are not being indexed right now.", "error"); }
-    }, 8000);
+    }, STUCK_AFTER_MS);
   }
 
-  R.socket.on("document", (event) => {
-    if (event.status === "deleted") { const row = rows.get(event.doc_id); if (row) { row.li.remove(); rows.delete(event.doc_id); count(); } return; }
-    if (rows.has(event.doc_id)) { const known = rows.get(event.doc_id).doc; if (event.title && event.title !== known.title) renamed({ ...known, ...event }); else upsert(event); }
+  function receiveDocument(event) {
+    if (event.status === "deleted") { const row = state.rows.get(event.doc_id); if (row) { row.li.remove(); state.rows.delete(event.doc_id); count(); } return; }
+    if (state.rows.has(event.doc_id)) { const known = state.rows.get(event.doc_id).doc; if (event.title && event.title !== known.title) renamed({ ...known, ...event }); else upsert(event); }
     else api(`/api/documents/${event.doc_id}`).then((doc) => upsert(doc, { prepend: true })).catch(() => {});
     if (event.status !== "pending") R.banner("");
     checkStuck();
-  });
+  }
   // Missed pushes while disconnected: read the list again once the socket is back.
-  let connectedOnce = false;
-  R.socket.on("_open", () => { if (connectedOnce) load(); connectedOnce = true; });
+  function connectionBack() {
+    if (state.connectedOnce) listDocuments();
+    state.connectedOnce = true;
+  }
 
   // Renaming: the name becomes a field in place; Enter or leaving it saves, Escape keeps the old name.
-  function rename(li, docId) {
-    const row = rows.get(docId);
+  function renameDocument(li, docId) {
+    const row = state.rows.get(docId);
     const span = li.querySelector(".name");
     if (!row || !span) return;
     const before = row.doc.title || row.doc.filename || "";
@@ -125,10 +133,10 @@
       if (save && title && title !== before) {
         fillRow(li, { ...row.doc, title });
         try { renamed(await api(`/api/documents/${docId}`, { method: "PATCH", body: { title } })); R.toast(`Renamed to ${title}`); }
-        catch (exc) { fillRow(li, rows.get(docId).doc); R.toast(`Could not rename: ${exc.message}`, "error"); }
+        catch (exc) { fillRow(li, state.rows.get(docId).doc); R.toast(`Could not rename: ${exc.message}`, "error"); }
       } else {
         if (save && !title) R.toast("A document needs a title; the old one is kept.", "error");
-        fillRow(li, rows.get(docId).doc);
+        fillRow(li, state.rows.get(docId).doc);
       }
       li.querySelector("button[aria-label^='Rename']")?.focus();
     };
@@ -149,18 +157,18 @@
     if (root && label && label.getAttribute("aria-selected") === "true") select(root);
   }
 
-  async function reindex(doc) {
+  async function reindexDocument(doc) {
     try { upsert(await api(`/api/documents/${doc.doc_id}/reindex`, { method: "POST" })); checkStuck(); }
     catch (exc) { R.toast(`Could not reindex: ${exc.message}`, "error"); }
   }
 
-  async function remove(doc) {
+  async function deleteDocument(doc) {
     const name = doc.title || doc.filename;
     if (!(await R.confirmAction(`Delete “${name}”? Its sections, chunks and vectors go too; answers will no longer cite it.`))) return;
     try {
       await api(`/api/documents/${doc.doc_id}`, { method: "DELETE" });
-      const row = rows.get(doc.doc_id);
-      if (row) { row.li.remove(); rows.delete(doc.doc_id); count(); }
+      const row = state.rows.get(doc.doc_id);
+      if (row) { row.li.remove(); state.rows.delete(doc.doc_id); count(); }
       if ($("tree").dataset.doc === doc.doc_id) { $("tree").textContent = ""; $("node").textContent = ""; $("tree-hint").hidden = false; }
       R.toast(`Deleted ${name}`);
     } catch (exc) { R.toast(`Could not delete: ${exc.message}`, "error"); }
@@ -192,25 +200,16 @@
       // Its status may have moved on while the answer travelled (pushes can arrive before it): read it once.
       if (doc.status !== "ready") api(`/api/documents/${doc.doc_id}`).then((fresh) => { upsert(fresh); checkStuck(); }).catch(() => {});
       checkStuck();
-      setTimeout(() => line.remove(), 6000);
+      setTimeout(() => line.remove(), UPLOAD_LINE_MS);
     } catch (exc) {
       state.replaceWith(el("span", { className: "error-text", role: "alert", textContent: `not uploaded: ${exc.message}` }));
     }
   }
 
-  function uploadAll(files) { for (const file of files) upload(file); }
-  $("pick").addEventListener("click", () => $("files").click());
-  $("files").addEventListener("change", (e) => { uploadAll([...e.target.files]); e.target.value = ""; });
-  const zone = $("dropzone");
-  for (const type of ["dragenter", "dragover"]) zone.addEventListener(type, (e) => { e.preventDefault(); zone.classList.add("over"); });
-  for (const type of ["dragleave", "drop"]) zone.addEventListener(type, (e) => { e.preventDefault(); zone.classList.remove("over"); });
-  zone.addEventListener("drop", (e) => uploadAll([...e.dataTransfer.files]));
-  // A file dropped beside the zone must not make the browser leave the page to open it.
-  window.addEventListener("dragover", (e) => e.preventDefault());
-  window.addEventListener("drop", (e) => e.preventDefault());
+  function uploadFiles(files) { for (const file of files) upload(file); }
 
   // --- The tree browser ----------------------------------------------------------------------------
-  async function browse(doc) {
+  async function browseDocument(doc) {
     const tree = $("tree");
     tree.textContent = "";
     tree.dataset.doc = doc.doc_id;
@@ -272,6 +271,20 @@
     } catch (exc) { box.append(el("div", { className: "error-box", textContent: exc.message })); }
   }
 
-  load();
+  // --- What a person can do, wired to the page; what the server says, to its actions ------------------
+  $("more-docs").addEventListener("click", () => listDocuments({ more: true }));
+  $("pick").addEventListener("click", () => $("files").click());
+  $("files").addEventListener("change", (e) => { uploadFiles([...e.target.files]); e.target.value = ""; });
+  const zone = $("dropzone");
+  for (const type of ["dragenter", "dragover"]) zone.addEventListener(type, (e) => { e.preventDefault(); zone.classList.add("over"); });
+  for (const type of ["dragleave", "drop"]) zone.addEventListener(type, (e) => { e.preventDefault(); zone.classList.remove("over"); });
+  zone.addEventListener("drop", (e) => uploadFiles([...e.dataTransfer.files]));
+  // A file dropped beside the zone must not make the browser leave the page to open it.
+  window.addEventListener("dragover", (e) => e.preventDefault());
+  window.addEventListener("drop", (e) => e.preventDefault());
+  R.socket.on("document", receiveDocument);
+  R.socket.on("_open", connectionBack);
+
+  listDocuments();
   R.socket.connect();
 })();

@@ -1,14 +1,18 @@
 /* The memories page: by category, searchable, each shown by its label and its sentence, editable and
    deletable, linked to the conversation it came from (or marked as added by hand), with the texts it
-   replaced; and a form to add one by hand. */
+   replaced; and a form to add one by hand. What the page knows is in `state`, changed only by the
+   actions named after what the person did (chooseCategory, searchMemories, addMemory, ...). */
 (function () {
   "use strict";
   const R = window.Recollect;
   const { el, api } = R;
   const $ = (id) => document.getElementById(id);
-  let category = "", page = 1, timer = null;
-  const params = new URLSearchParams(location.search);
-  if (params.get("q")) $("memory-search").value = params.get("q");
+  const SEARCH_DELAY_MS = 250; // typing in the search waits this long before asking
+  const state = {
+    category: "", // the tab in view; "" is every category
+    page: 1, // the pages shown so far
+    searchTimer: null, // the search, waiting for the typing to pause
+  };
 
   function memoryNode(memory) {
     const node = el("div", { className: "memory", id: `memory-${memory.id}` });
@@ -38,12 +42,12 @@
       el("div", { className: "row small" },
         source(memory),
         el("span", { className: "grow" }),
-        el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": `Edit ${label}`, onclick: () => edit(node, memory) }),
-        el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${label}`, onclick: () => remove(node, memory) })),
+        el("button", { type: "button", className: "icon", textContent: "Edit", "aria-label": `Edit ${label}`, onclick: () => editMemory(node, memory) }),
+        el("button", { type: "button", className: "icon danger", textContent: "Delete", "aria-label": `Delete ${label}`, onclick: () => forgetMemory(node, memory) })),
     ].filter(Boolean));
   }
 
-  function edit(node, memory) {
+  function editMemory(node, memory) {
     const area = el("textarea", { rows: 3, value: memory.content, "aria-label": `New text of ${labelOf(memory)}` });
     area.value = memory.content;
     const error = el("div", { className: "error-text small" });
@@ -57,15 +61,14 @@
     area.focus();
   }
 
-  async function remove(node, memory) {
+  async function forgetMemory(node, memory) {
     if (!(await R.confirmAction(`Forget “${labelOf(memory)}: ${memory.content}”?`, "Forget"))) return;
     try { await api(`/api/memories/${memory.id}`, { method: "DELETE" }); node.remove(); R.toast("Memory forgotten"); }
     catch (exc) { R.toast(`Could not delete: ${exc.message}`, "error"); }
   }
 
   // Adding a memory by hand: in the category of the tab in view, shown at once, the form kept on an error.
-  const form = $("add-memory");
-  async function add(event) {
+  async function addMemory(event) {
     event.preventDefault();
     const content = $("add-content").value.trim();
     const error = $("add-error");
@@ -78,7 +81,7 @@
       const updated = (memory.history || []).length > 0;
       $("add-content").value = "";
       R.toast(updated ? `Updated “${labelOf(memory)}”; the earlier text is in its history` : "Memory added");
-      await load();
+      await listMemories();
       const shown = document.getElementById(`memory-${memory.id}`);
       if (shown) { shown.classList.add("just-added"); shown.scrollIntoView({ block: "nearest" }); }
     } catch (exc) {
@@ -86,18 +89,18 @@
       error.textContent = Object.values(fields).flat()[0] || exc.message;
     } finally { $("add-button").disabled = false; }
   }
-  form.addEventListener("submit", add);
 
-  async function load(reset = true) {
-    if (reset) page = 1;
-    const query = new URLSearchParams({ page });
-    if (category) query.set("category", category);
+  // The first page again (after anything that changes the list), or the next one (more).
+  async function listMemories({ more = false } = {}) {
+    state.page = more ? state.page + 1 : 1;
+    const query = new URLSearchParams({ page: state.page });
+    if (state.category) query.set("category", state.category);
     const q = $("memory-search").value.trim();
     if (q) query.set("q", q);
     const box = $("memories");
     try {
       const data = await api(`/api/memories?${query}`);
-      if (reset) box.textContent = "";
+      if (!more) box.textContent = "";
       // The answer is ordered by category: a heading wherever the category changes.
       for (const memory of data.results) {
         const headings = box.querySelectorAll(".category-heading");
@@ -105,22 +108,35 @@
         if (!last || last.dataset.category !== memory.category) box.append(el("h2", { className: "category-heading", textContent: memory.category, dataset: { category: memory.category } }));
         box.append(memoryNode(memory));
       }
-      if (reset && !data.results.length) box.append(el("p", { className: "muted", textContent: q || category ? "No memory matches." : "No memories yet. In a chat, “Remember this conversation” extracts them; or add one above." }));
+      if (!more && !data.results.length) box.append(el("p", { className: "muted", textContent: q || state.category ? "No memory matches." : "No memories yet. In a chat, “Remember this conversation” extracts them; or add one above." }));
       $("more").hidden = !data.next;
     } catch (exc) { box.textContent = ""; box.append(el("div", { className: "error-box", textContent: `Could not load memories: ${exc.message}` })); }
   }
 
-  for (const button of document.querySelectorAll(".tabs button")) {
-    button.addEventListener("click", () => {
-      category = button.dataset.category;
-      if (category) $("add-category").value = category;
-      for (const b of document.querySelectorAll(".tabs button")) b.setAttribute("aria-pressed", String(b === button));
-      load();
-    });
+  // A tab: its category is listed, and a memory added by hand goes into it.
+  function chooseCategory(button) {
+    state.category = button.dataset.category;
+    if (state.category) $("add-category").value = state.category;
+    for (const b of document.querySelectorAll(".tabs button")) b.setAttribute("aria-pressed", String(b === button));
+    listMemories();
   }
-  $("memory-search").addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(load, 250); });
-  $("more").addEventListener("click", () => { page += 1; load(false); });
-  R.socket.on("commit", () => load());
-  load();
+
+  function searchMemories() {
+    clearTimeout(state.searchTimer);
+    state.searchTimer = setTimeout(() => listMemories(), SEARCH_DELAY_MS);
+  }
+
+  // --- What a person can do, wired to the page; what the server says, to its actions ------------------
+  for (const button of document.querySelectorAll(".tabs button")) button.addEventListener("click", () => chooseCategory(button));
+  $("memory-search").addEventListener("input", searchMemories);
+  $("more").addEventListener("click", () => listMemories({ more: true }));
+  $("add-memory").addEventListener("submit", addMemory);
+  // A conversation remembered (here or elsewhere) may have added or changed memories.
+  R.socket.on("commit", () => listMemories());
+
+  // /memories/?q=…: a link from a chat's source panel opens on that memory.
+  const wanted = new URLSearchParams(location.search).get("q");
+  if (wanted) $("memory-search").value = wanted;
+  listMemories();
   R.socket.connect();
 })();
