@@ -46,6 +46,9 @@ for _name in _COMMANDS:
 
 
 class FailFastRedisCache(RedisCache):
+    # Django's RedisCache (as pinned: Django 5.2.19) takes its client class from the private attribute
+    # ``_class``, with no setting for it. tests/outage/test_cache.py (a hung Redis: recall answers in under
+    # 2 s) fails without this line; a Django that renames the attribute makes that test fail too.
     def __init__(self, server, params) -> None:
         super().__init__(server, params)
         self._class = FailFastRedisCacheClient

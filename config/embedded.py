@@ -32,8 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "recollect"
+# The kernel counts process start times in clock ticks, a hundredth of a second on Linux.
+START_TIME_DECIMALS = 2
 
 
 class EmbeddedServiceError(RuntimeError):
@@ -47,19 +51,21 @@ def var_dir() -> Path:
     return path
 
 
-def _process_start(pid: int) -> int | None:
-    """The kernel's start time of ``pid`` (clock ticks since boot), or None if it is gone or a zombie.
+def _process_start(pid: int) -> float | None:
+    """When ``pid`` started, in seconds since the machine booted, or None if it is gone or a zombie.
 
-    A pid and its start time together name one process: a reused pid has another start time.
+    A pid and its start time together name one process: a reused pid has another start time. psutil
+    gives the start as a wall-clock time, which moves when the system clock is set (by NTP, or by hand);
+    without the boot time, also read from the clock, what is left is the kernel's own count since boot,
+    which never moves, so a holder recorded hours ago is still recognised after a clock change.
     """
     try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
+        process = psutil.Process(pid)
+        if process.status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):  # will never use the server again
+            return None
+        return round(process.create_time() - psutil.boot_time(), START_TIME_DECIMALS)
+    except psutil.Error:
         return None
-    if fields[0] in ("Z", "X"):  # a zombie will never use the server again
-        return None
-    return int(fields[19])
 
 
 def _private_write(path: Path, text: str) -> None:
@@ -77,7 +83,7 @@ class _Holders:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def live(self) -> list[tuple[int, int]]:
+    def live(self) -> list[tuple[int, float]]:
         try:
             entries = json.loads(self.path.read_text() or "[]")
         except (FileNotFoundError, json.JSONDecodeError):
@@ -88,7 +94,7 @@ class _Holders:
                 alive.append((entry[0], entry[1]))
         return alive
 
-    def _write(self, entries: list[tuple[int, int]]) -> None:
+    def _write(self, entries: list[tuple[int, float]]) -> None:
         _private_write(self.path, json.dumps(sorted(set(entries))))
 
     def add(self, pid: int) -> None:
@@ -96,7 +102,7 @@ class _Holders:
         if started is not None:
             self._write([*self.live(), (pid, started)])
 
-    def remove(self, pid: int) -> list[tuple[int, int]]:
+    def remove(self, pid: int) -> list[tuple[int, float]]:
         """Drops ``pid`` and returns the holders that remain."""
         remaining = [entry for entry in self.live() if entry[0] != pid]
         self._write(remaining)
@@ -248,9 +254,8 @@ class EmbeddedRedis(_EmbeddedService):
         """The pid of our running redis-server: the pidfile's pid, if that process runs our config."""
         try:
             pid = int((self.directory / "redis.pid").read_text().strip())
-            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                command = cmdline.read().decode(errors="replace")
-        except (FileNotFoundError, ProcessLookupError, ValueError, OSError):
+            command = " ".join(psutil.Process(pid).cmdline())
+        except (ValueError, OSError, psutil.Error):
             return None
         if _process_start(pid) is None or "redis-server" not in command:
             return None  # a stale pidfile whose pid now belongs to some other process

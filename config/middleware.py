@@ -83,7 +83,10 @@ class ApiRequestGuard:
             return _too_large(declared, limit)
         if not declared and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             # A chunked body has no declared length, and DRF reads a body of unknown length as empty:
-            # the server already holds the whole body, so its length becomes known here.
+            # the server already holds the whole body, so its length becomes known here. ``_body`` and
+            # ``_stream`` are Django's own (HttpRequest, as pinned: Django 5.2.19), with no public way to
+            # replace a body already read; tests/config/test_protocols.py's
+            # test_a_chunked_json_body_is_read_whole fails without them.
             body = request.read(limit + 1)
             if len(body) > limit:
                 return _too_large(len(body), limit)

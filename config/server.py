@@ -77,9 +77,29 @@ def _count_body(request, data: bytes) -> None:
     _handle_content_chunk(request, data)
 
 
+# Patches of Twisted's HTTP server (twisted.web.http, as pinned: Twisted 26.10.0 under Daphne 4.2.3), which
+# has no setting for any of this; each is still needed, as the test named beside it fails without it
+# (tests/config/test_protocols.py, through a real Daphne):
+_PATCHES = (
+    # A request line or header over MAX_LENGTH: Twisted drops the connection with no response at all.
+    # -> test_oversized_and_malformed_requests_get_the_error_shape_over_the_wire (414)
+    (http.HTTPChannel, "lineLengthExceeded", _line_too_long),
+    # Malformed HTTP: Twisted answers a bare "400 Bad Request" with no body.
+    # -> test_a_malformed_request_gets_the_error_shape_not_a_bare_400
+    (http.HTTPChannel, "_respondToBadRequestAndDisconnect", _bad_request),
+    # A declared Content-Length over the limit: Twisted reads the whole body (to a temporary file) first.
+    # -> test_oversized_and_malformed_requests_get_the_error_shape_over_the_wire (413)
+    (http.HTTPChannel, "allHeadersReceived", _check_declared_length),
+    # A chunked body, which declares no length, growing past the limit: the same, chunk by chunk.
+    # -> test_a_chunked_body_is_refused_as_soon_as_it_grows_past_the_limit
+    (http.Request, "handleContentChunk", _count_body),
+)
+
+
 def install() -> None:
-    """Called once by the ASGI entry point, in the server process."""
-    http.HTTPChannel.lineLengthExceeded = _line_too_long
-    http.HTTPChannel._respondToBadRequestAndDisconnect = _bad_request
-    http.HTTPChannel.allHeadersReceived = _check_declared_length
-    http.Request.handleContentChunk = _count_body
+    """Called once by the ASGI entry point, in the server process. A Twisted that no longer has one of
+    the patched methods stops the server here, rather than leaving its protection silently off."""
+    for owner, name, replacement in _PATCHES:
+        if not callable(getattr(owner, name, None)):
+            raise RuntimeError(f"twisted.web.http.{owner.__name__}.{name} is gone; review config.server")
+        setattr(owner, name, replacement)

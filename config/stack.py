@@ -13,6 +13,10 @@ itself; a document whose indexing worker died is queued again once its claim has
 Daphne that is alive but useless (its health check unanswered, or saying it cannot get a database
 connection, for HEALTH_RESTART_AFTER_S) is stopped and started again. A database that is down is not
 Daphne's fault: a restart would not bring it back, so that alone restarts nothing.
+
+Why this is not honcho or supervisor (one stops everything when a process exits, the other gives up on
+a program that fails to start a few times and restarts on a health check's first bad answer): the
+README, "How it is built".
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from config import embedded
-from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE, RESCUE_DOCUMENTS_TASK
+from config import embedded, task_names
+from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE
 from config.celery import app as celery_app
 from config.webcheck import web_trouble
 
@@ -190,7 +194,7 @@ def _rescue_documents() -> None:
     """Has a worker queue again the documents whose indexing worker died (a job, so that this process
     needs no database connection that could break); Redis may be down meanwhile."""
     try:
-        celery_app.send_task(RESCUE_DOCUMENTS_TASK, retry_policy={"max_retries": 2, "interval_step": 0.5})
+        celery_app.send_task(task_names.DOCUMENTS_RESCUE_STALLED)
     except Exception as exc:
         print(f"[recollect] could not ask for stalled documents to be queued again: {exc}", flush=True)
 

@@ -21,6 +21,7 @@ from django.db import DatabaseError, IntegrityError, OperationalError, connectio
 from django.db.models import F, Q
 from django.utils import timezone
 
+from config import task_names
 from documents_app import parsing, sandbox, titles, tree
 from documents_app.exceptions import DocumentNotFound, DocumentTooLarge, InvalidTitle, StorageFull, UnsupportedDocument
 from documents_app.models import Document, DocumentNode
@@ -37,12 +38,6 @@ from retrieval_app.core.queues import enqueue, enqueue_on_commit
 logger = logging.getLogger(__name__)
 
 CHUNK_OVERVIEW_WORDS, SECTION_OVERVIEW_WORDS, DOCUMENT_OVERVIEW_WORDS = 60, 100, 120
-# The worker job that indexes a document (documents_app.tasks).
-INDEX_TASK = "documents.index_document"
-# The worker job that queues again documents whose indexing run died (documents_app.tasks).
-RESCUE_TASK = "documents.rescue_stalled"
-# The worker job that makes again the vectors of the nodes that carry a renamed document's title.
-RETITLE_TASK = "documents.embed_title"
 # Texts per call to the embedding model when indexing.
 EMBED_BATCH = 64
 
@@ -125,7 +120,7 @@ def document_upload(
             document.save()
             document_announce(document_id=document.id, owner_id=owner.id)
             if enqueue:
-                enqueue_on_commit(INDEX_TASK, str(document.id))
+                enqueue_on_commit(task_names.DOCUMENT_INDEX, str(document.id))
     except Exception as exc:
         # The row was rolled back; the file, partly or wholly written, must not outlive it.
         _discard_file(document, stored_name)
@@ -150,7 +145,7 @@ def _upload_again(document: Document, *, filename: str, media_type: str, enqueue
     document.refresh_from_db()
     document_announce(document_id=document.id, owner_id=document.owner_id)
     if enqueue:
-        enqueue_on_commit(INDEX_TASK, str(document.id))
+        enqueue_on_commit(task_names.DOCUMENT_INDEX, str(document.id))
     return document
 
 
@@ -172,7 +167,7 @@ def document_reindex(*, document: Document) -> Document:
     Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING, error="", index_attempts=0)
     document.refresh_from_db()
     document_announce(document_id=document.id, owner_id=document.owner_id)
-    enqueue_on_commit(INDEX_TASK, str(document.id))
+    enqueue_on_commit(task_names.DOCUMENT_INDEX, str(document.id))
     return document
 
 
@@ -211,7 +206,7 @@ def document_rename(*, document: Document, title: str) -> Document:
                 # The extractive abstract names the document first ("<title>: what it covers.").
                 DocumentNode.objects.filter(pk=root.pk).update(abstract=new + root.abstract[len(old) :])
             _title_carriers(current.pk).update(title=title)
-            enqueue_on_commit(RETITLE_TASK, str(current.pk))
+            enqueue_on_commit(task_names.DOCUMENT_EMBED_TITLE, str(current.pk))
         document_announce(document_id=current.pk, owner_id=current.owner_id)
     current.refresh_from_db()
     return current
@@ -518,7 +513,7 @@ def _swap_in(document: Document, rows: list[DocumentNode], *, title: str) -> Doc
         )
         document_announce(document_id=document.pk, owner_id=document.owner_id)
         if renamed:
-            enqueue_on_commit(RETITLE_TASK, str(document.pk))
+            enqueue_on_commit(task_names.DOCUMENT_EMBED_TITLE, str(document.pk))
     document.refresh_from_db()
     return document
 
@@ -562,7 +557,7 @@ def documents_rescue_stalled() -> list:
             continue
         if not taken.update(status=Document.Status.PENDING, updated_at=now):
             continue  # another run or rescuer got there first
-        if enqueue(INDEX_TASK, str(document_id)):
+        if enqueue(task_names.DOCUMENT_INDEX, str(document_id)):
             logger.warning("document %s was left indexing by a run that died; queued again", document_id)
             rescued.append(document_id)
         else:

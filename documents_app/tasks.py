@@ -6,9 +6,10 @@ from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
+from config import task_names
 from documents_app import services
 from documents_app.models import Document
-from retrieval_app.core.ai import EmbeddingError
+from retrieval_app.core.tasks import EMBEDDING_RETRY
 
 # A second that the claim may have gone stale by when the deferred job looks again.
 CLAIM_RECHECK_MARGIN_S = 1.0
@@ -22,12 +23,9 @@ class IndexTask(Task):
 
 
 @shared_task(
-    name=services.INDEX_TASK,
+    name=task_names.DOCUMENT_INDEX,
     base=IndexTask,
-    autoretry_for=(EmbeddingError,),
-    retry_backoff=5,
-    retry_backoff_max=300,
-    max_retries=6,
+    **EMBEDDING_RETRY,
     # Over the soft limit the run is interrupted and the document fails, saying so; a run that does not
     # stop then has its process killed, and the document's attempts counter keeps it from coming back.
     soft_time_limit=settings.DOCUMENT_INDEX_TIME_LIMIT_S,
@@ -64,18 +62,15 @@ def index_document(self: Task, document_id: str) -> str | None:
     return document.status
 
 
-@shared_task(name=services.RESCUE_TASK)
+@shared_task(name=task_names.DOCUMENTS_RESCUE_STALLED)
 def rescue_stalled_documents() -> int:
     """Queues again the documents whose indexing run died; the number queued."""
     return len(services.documents_rescue_stalled())
 
 
 @shared_task(
-    name=services.RETITLE_TASK,
-    autoretry_for=(EmbeddingError,),
-    retry_backoff=5,
-    retry_backoff_max=300,
-    max_retries=6,
+    name=task_names.DOCUMENT_EMBED_TITLE,
+    **EMBEDDING_RETRY,
 )
 def embed_title(document_id: str) -> int:
     """Makes again the vectors of a renamed document's title nodes; the number made."""

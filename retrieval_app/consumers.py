@@ -29,6 +29,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.utils import timezone
 from redis.exceptions import RedisError
 from rest_framework.exceptions import ParseError
+from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from config.exceptions import DATABASE_DOWN_MESSAGE, DomainError, is_database_down
 from config.parsers import check_storable
@@ -75,6 +76,7 @@ THROTTLED_CLOSE = 4429
 MAX_FRAME_CHARS = 256 * 1024
 # The first retry of the channel layer after it failed, and the longest wait between two retries.
 LAYER_RETRY_FIRST_S, LAYER_RETRY_MAX_S = 1.0, 15.0
+LAYER_ERRORS = (RedisError, OSError)
 # Sent by a consumer to itself once the layer takes messages again: proof that the path works end to end.
 LAYER_BACK = "layer.back"
 # Tasks that outlive their socket (leaving the user's group): referenced until done.
@@ -189,7 +191,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
 
-    # Channels awaits ``self.channel_receive`` for the layer's messages, from the moment it sets it.
+    # Channels awaits ``self.channel_receive`` for the layer's messages, from the moment it sets it
+    # (channels.consumer.AsyncConsumer.__call__, as pinned: Channels 4.3.2). It has no hook for a layer
+    # that fails: the error ends the consumer and the client gets a bare 1011 close. Intercepting the
+    # attribute keeps the socket open through the outage; tests/outage/test_websocket.py fails without it.
     @property
     def channel_receive(self):
         return self._receive_from_layer
@@ -204,7 +209,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         while True:
             try:
                 return await self._layer_receive()
-            except (RedisError, OSError) as exc:
+            except LAYER_ERRORS as exc:
                 if retry_at_once:
                     # A pooled connection that went stale when Redis restarted fails once; the next is
                     # fresh. An outage fails again at once (a refused connect), and is reported then.
@@ -216,14 +221,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
             retry_at_once = True
 
     async def _wait_for_layer(self) -> None:
-        delay = LAYER_RETRY_FIRST_S
-        while True:
-            await asyncio.sleep(delay)
-            try:
+        """Returns once the layer takes a message again, trying it after LAYER_RETRY_FIRST_S, then after
+        waits that double up to LAYER_RETRY_MAX_S, for as long as the outage lasts."""
+        await asyncio.sleep(LAYER_RETRY_FIRST_S)  # it has just failed twice; never a busy loop
+        waits = wait_exponential(multiplier=LAYER_RETRY_FIRST_S, max=LAYER_RETRY_MAX_S)
+        async for attempt in AsyncRetrying(wait=waits, retry=retry_if_exception_type(LAYER_ERRORS), reraise=True):
+            with attempt:
                 await self.channel_layer.send(self.channel_name, {"type": LAYER_BACK})
-                return
-            except (RedisError, OSError):
-                delay = min(delay * 2, LAYER_RETRY_MAX_S)
 
     async def layer_back(self, message: dict) -> None:
         self.layer_down = False

@@ -6,12 +6,13 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
+from config import task_names
 from sessions_app import services
 from sessions_app.exceptions import SessionNotFound
 from sessions_app.models import ChatSession
 
 
-@shared_task(name=services.messages.AUTO_COMMIT_TASK)
+@shared_task(name=task_names.SESSION_AUTO_COMMIT)
 def session_auto_commit(session_id: str) -> bool:
     """Commits a session whose uncommitted turns reached AUTO_COMMIT_TURNS, keeping the last
     HISTORY_MAX_TURNS live. A no-op if another commit got there first."""
@@ -24,7 +25,7 @@ def session_auto_commit(session_id: str) -> bool:
         return False
 
 
-@shared_task(name=services.messages.FOLD_TASK)
+@shared_task(name=task_names.SESSION_FOLD_HISTORY)
 def session_fold_history(session_id: str) -> int:
     """Folds a session's turns older than the verbatim window into its rolling summary (a no-op while
     the window has room, or once another fold got there first). Returns the turns folded."""

@@ -22,12 +22,6 @@ def memory_uri(owner_id: object, category: str, memory_id: object) -> str:
     return viking_uri("user", owner_id, "memories", category, memory_id)
 
 
-def session_id_of(uri: str) -> str | None:
-    """The session a ``viking://session/...`` URI points into, if it is one."""
-    parts = uri_parts(uri)
-    return parts[1] if len(parts) >= 2 and parts[0] == "session" else None
-
-
 def message_ref_of(uri: str) -> tuple[str, int] | None:
     """(session id, message id) of a ``viking://session/{id}/messages/{message_id}`` URI."""
     parts = uri_parts(uri)

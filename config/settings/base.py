@@ -181,6 +181,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600, "socket_conne
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+# Every publish (a request queuing a job, a worker queuing the next, the supervisor's rescue) retries once
+# at once: that covers a pooled connection that went stale when Redis restarted. Celery's default (three
+# more tries, 0.2 s apart, each preceded by a connect) only adds waiting while Redis is down, and a job
+# refused then is kept in the database (retrieval_app.core.queues) or asked for again on the next round.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0, "interval_max": 0}
 CELERY_BROKER_TRANSPORT = "config.celery:RedisTransport"
 CELERY_RESULT_EXPIRES = 3600
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 2, minimum=1)

@@ -43,7 +43,3 @@ class EmbeddedModel(models.Model):
                 name="%(app_label)s_%(class)s_embedding_has_model",
             )
         ]
-
-    @property
-    def has_embedding(self) -> bool:
-        return self.embedding is not None

@@ -22,9 +22,6 @@ from retrieval_app.models import QueuedTask
 
 logger = logging.getLogger(__name__)
 
-# One immediate reconnect covers a pooled connection that went stale when Redis restarted; kombu's
-# default (three more tries, 0.2 s apart, each preceded by a connect) only adds waiting while it is down.
-PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0, "interval_max": 0}
 # After a refused publish, this process keeps jobs in the database without trying the broker for this
 # long: a request queues several jobs, and none of them should pay for another connect attempt.
 BROKER_BACKOFF_S = 5.0
@@ -52,8 +49,9 @@ def _task(task_name: str):
 
 def _publish(task_name: str, args: tuple | list) -> None:
     # Nobody waits on a queued job's result: without ignore_result, Celery would first subscribe to
-    # the result in Redis, and while Redis is down that subscription alone retries for 20 s.
-    _task(task_name).apply_async(args=tuple(args), ignore_result=True, retry_policy=PUBLISH_RETRY_POLICY)
+    # the result in Redis, and while Redis is down that subscription alone retries for 20 s. How often the
+    # publish itself is tried is Celery's task_publish_retry_policy (settings).
+    _task(task_name).apply_async(args=tuple(args), ignore_result=True)
 
 
 def enqueue(task_name: str, *args: object) -> bool:

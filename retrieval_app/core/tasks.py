@@ -8,29 +8,29 @@ import logging
 
 from celery import bootsteps, shared_task
 
+from config import task_names
 from config.celery import app
 from retrieval_app.core import embedding
 from retrieval_app.core.ai import EmbeddingError
-from retrieval_app.core.queues import PUBLISH_RETRY_POLICY, enqueue_on_commit, queued_tasks_send
+from retrieval_app.core.queues import enqueue_on_commit, queued_tasks_send
 
 logger = logging.getLogger(__name__)
 
-EMBED_ROWS = "core.embed_rows"
-BACKFILL_EMBEDDINGS = "core.backfill_embeddings"
-SEND_QUEUED_TASKS = "core.send_queued_tasks"
 # Besides each (re)connection to the broker, a worker sweeps this often: a web process that found
 # the broker down keeps its jobs in the database for a few seconds more, maybe after the worker's sweep.
 SWEEP_INTERVAL_S = 60.0
-RETRY = {"autoretry_for": (EmbeddingError,), "retry_backoff": 5, "retry_backoff_max": 300, "max_retries": 6}
+# How every job that calls the embedding model retries when the model fails: Celery's own autoretry,
+# after about 5 s, then twice as long each time up to 5 minutes (with jitter), at most six retries.
+EMBEDDING_RETRY = {"autoretry_for": (EmbeddingError,), "retry_backoff": 5, "retry_backoff_max": 300, "max_retries": 6}
 
 
-@shared_task(name=EMBED_ROWS, **RETRY)
+@shared_task(name=task_names.EMBED_ROWS, **EMBEDDING_RETRY)
 def embed_rows(kind: str, ids: list) -> int:
     """Embeds these rows of one kind (``messages``, ``archives``, ``memories``...)."""
     return embedding.embed_ids(kind=kind, ids=ids)
 
 
-@shared_task(name=BACKFILL_EMBEDDINGS, **RETRY)
+@shared_task(name=task_names.BACKFILL_EMBEDDINGS, **EMBEDDING_RETRY)
 def backfill_embeddings(batch_size: int = 64, restale: bool = False) -> dict[str, int]:
     """Embeds every registered row still without a vector from the configured model."""
     return embedding.embeddings_backfill(batch_size=batch_size, restale=restale)
@@ -40,10 +40,10 @@ def embed_later(*, kind: str, ids: list) -> None:
     """Embeds the rows in a worker once the current transaction commits; a broker outage loses
     nothing (the job waits in the database, see ``queues``)."""
     if ids:
-        enqueue_on_commit(EMBED_ROWS, kind, list(ids))
+        enqueue_on_commit(task_names.EMBED_ROWS, kind, list(ids))
 
 
-@shared_task(name=SEND_QUEUED_TASKS)
+@shared_task(name=task_names.SEND_QUEUED_TASKS)
 def send_queued_tasks() -> int:
     """Sends the jobs kept in the database while the broker was down, then embeds what a job lost with
     the broker left without a vector (a few hundred rows of each kind at most per sweep)."""
@@ -77,7 +77,7 @@ class QueuedTasksSweep(bootsteps.StartStopStep):
 
     def _queue_sweep(self, parent) -> None:
         try:
-            parent.app.send_task(SEND_QUEUED_TASKS, ignore_result=True, retry_policy=PUBLISH_RETRY_POLICY)
+            parent.app.send_task(task_names.SEND_QUEUED_TASKS, ignore_result=True)
         except Exception as exc:  # the broker went away again: the next connection queues it
             logger.warning("could not queue the sweep of kept jobs: %s", exc)
 

@@ -12,6 +12,7 @@ from django.db.models import Count, Max, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from config import task_names
 from retrieval_app.core import ai
 from retrieval_app.core.queues import enqueue_on_commit
 from retrieval_app.core.tasks import embed_later
@@ -19,11 +20,6 @@ from sessions_app.exceptions import ExchangeAlreadyCommitted, SessionNotFound
 from sessions_app.models import ChatSession, Message
 from sessions_app.selectors import session_last_exchange
 from sessions_app.services.sessions import lock_commits
-
-# The worker jobs a write may queue (sessions_app.tasks): commit a session whose live turns reached
-# AUTO_COMMIT_TURNS; fold the older turns of a session into its rolling summary.
-AUTO_COMMIT_TASK = "sessions.auto_commit"
-FOLD_TASK = "sessions.fold_history"
 
 
 @dataclass(frozen=True)
@@ -75,11 +71,11 @@ def message_bulk_create(
         Message.objects.bulk_create(rows)
         embed_later(kind="messages", ids=[row.id for row in rows])
         if settings.AUTO_COMMIT_TURNS and live + len(rows) >= settings.AUTO_COMMIT_TURNS:
-            enqueue_on_commit(AUTO_COMMIT_TASK, str(session.pk))
+            enqueue_on_commit(task_names.SESSION_AUTO_COMMIT, str(session.pk))
         unsummarized = rows[-1].seq - session.summary_through_seq
         fold_at = settings.HISTORY_MAX_TURNS + 1 if keep_folded else 2 * settings.HISTORY_MAX_TURNS
         if settings.ENABLE_HISTORY_SUMMARIZATION and unsummarized >= fold_at:
-            enqueue_on_commit(FOLD_TASK, str(session.pk))
+            enqueue_on_commit(task_names.SESSION_FOLD_HISTORY, str(session.pk))
     if session.last_message_at is None or newest > session.last_message_at:
         session.last_message_at = newest
     return rows

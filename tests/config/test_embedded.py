@@ -31,6 +31,16 @@ def test_holders_that_died_without_exiting_cleanly_are_pruned(tmp_path):
         alive.wait()
 
 
+def test_a_holder_is_still_recognised_after_the_system_clock_is_set(tmp_path, monkeypatch):
+    holders = _Holders(tmp_path / "svc.holders")
+    holders.add(os.getpid())
+    # The clock set an hour ahead (NTP, or by hand): psutil's boot and start times both move with it.
+    # Changing the machine's clock cannot run here, so psutil's reading of the boot time is shifted.
+    booted = psutil._psplatform.boot_time
+    monkeypatch.setattr(psutil._psplatform, "boot_time", lambda: booted() + 3600)
+    assert [pid for pid, _ in holders.live()] == [os.getpid()]
+
+
 def test_a_reused_pid_is_not_mistaken_for_a_holder(tmp_path):
     holders = _Holders(tmp_path / "svc.holders")
     me = os.getpid()

@@ -10,6 +10,7 @@ import socket
 import httpx
 import pytest
 import websockets
+from django.conf import settings
 from httpx_sse import connect_sse
 from rest_framework.authtoken.models import Token
 
@@ -18,6 +19,8 @@ from tests.factories import ChatSessionFactory, UserFactory
 from tests.helpers import start_daphnes, stop_processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+CHUNK_BYTES = 1024 * 1024
 
 
 @pytest.fixture
@@ -150,6 +153,38 @@ def test_oversized_and_malformed_requests_get_the_error_shape_over_the_wire(daph
         reply = raw.recv(65536).decode()
     assert long_query.status_code == 414 and long_query.json()["error"]["code"] == "uri_too_long"
     assert no_boundary.status_code == 400 and set(no_boundary.json()["error"]) == {"code", "message", "details"}
+    assert reply.startswith("HTTP/1.1 413") and '"code": "too_large"' in reply
+
+
+def _exchange(base: str, head: bytes, chunks: int = 0) -> str:
+    """Sends a raw request (then, if asked, 1 MB chunks until the server stops reading) and returns its reply."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as raw:
+        raw.sendall(head)
+        chunk = b"%x\r\n" % CHUNK_BYTES + b" " * CHUNK_BYTES + b"\r\n"
+        try:
+            for _ in range(chunks):
+                raw.sendall(chunk)
+        except OSError:  # refused midway: the answer is already waiting
+            pass
+        reply = b""
+        while data := raw.recv(65536):
+            reply += data
+    return reply.decode()
+
+
+def test_a_malformed_request_gets_the_error_shape_not_a_bare_400(daphne):
+    reply = _exchange(daphne, b"GET /api/health HTTP/1.1\r\nHost: x\r\nno colon in this header\r\n\r\n")
+    assert reply.startswith("HTTP/1.1 400") and '"code": "bad_request"' in reply
+
+
+def test_a_chunked_body_is_refused_as_soon_as_it_grows_past_the_limit(daphne, token):
+    _, key = token
+    head = (
+        b"POST /api/memory/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Token " + key.encode() + b"\r\n"
+        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    reply = _exchange(daphne, head, chunks=settings.API_MAX_BODY_BYTES // CHUNK_BYTES + 2)
     assert reply.startswith("HTTP/1.1 413") and '"code": "too_large"' in reply
 
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from config import task_names
 from documents_app import services, tasks
 from documents_app.models import Document, DocumentNode
 from retrieval_app.models import ModelCall
@@ -82,7 +83,7 @@ def test_the_rescue_queues_only_documents_whose_claim_went_stale(queued, setting
     _claimed(dead, seconds_ago=300)
     _claimed(live, seconds_ago=5)
     assert services.documents_rescue_stalled() == [dead.pk]
-    assert queued == [(services.INDEX_TASK, (str(dead.pk),))]
+    assert queued == [(task_names.DOCUMENT_INDEX, (str(dead.pk),))]
     assert Document.objects.get(pk=dead.pk).status == "pending"
     assert Document.objects.get(pk=live.pk).status == "indexing"
     assert Document.objects.get(pk=pending.pk).status == "pending"

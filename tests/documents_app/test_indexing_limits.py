@@ -9,6 +9,7 @@ import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 from django.utils import timezone
 
+from config import task_names
 from documents_app import services, tasks
 from documents_app.models import Document
 from tests.documents_app import files
@@ -92,7 +93,7 @@ def test_the_rescue_fails_a_stalled_document_that_used_up_its_attempts_and_queue
     _claimed(spent, seconds_ago=3600, attempts=2)
     _claimed(again, seconds_ago=3600, attempts=1)
     assert services.documents_rescue_stalled() == [again.pk]
-    assert queued == [(services.INDEX_TASK, (str(again.pk),))]
+    assert queued == [(task_names.DOCUMENT_INDEX, (str(again.pk),))]
     spent.refresh_from_db()
     assert spent.status == "failed" and spent.error.startswith("Indexing was cut short 2 times")
 

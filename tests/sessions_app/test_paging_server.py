@@ -9,6 +9,7 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 from rest_framework.authtoken.models import Token
 
@@ -27,8 +28,7 @@ GROWTH_MAX_MB = 30
 
 
 def _rss_mb(pid: int) -> float:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(status.split("VmRSS:")[1].split()[0]) / 1024
+    return psutil.Process(pid).memory_info().rss / 2**20
 
 
 @pytest.fixture

@@ -297,53 +297,6 @@ def summarize(turns: Sequence[tuple[str, str]], *, previous: str = "", max_words
     return "\n".join(labelled(s) for s in chosen)
 
 
-def _phrases(sentence: Sentence) -> list[str]:
-    """Runs of two or three adjacent content words ("sales table", "execution timeout")."""
-    runs: list[list[str]] = [[]]
-    for word in _WORD.findall(sentence.text):
-        if word.lower() in STOPWORDS or word[0].isdigit() or len(word) < 3:
-            runs.append([])
-        else:
-            runs[-1].append(word.lower())
-    found = []
-    for run in runs:
-        for size in (3, 2):
-            found += [" ".join(run[i : i + size]) for i in range(len(run) - size + 1)]
-    return found
-
-
-def keywords(sentences: Sequence[Sentence], weights: dict[str, float], *, limit: int) -> list[str]:
-    """The conversation's main subjects: repeated names and phrases first, then its heaviest terms."""
-    names = Counter()
-    phrases = Counter()
-    for sentence in sentences:
-        for match in _CAPITALIZED.findall(sentence.text):
-            if match.lower() not in STOPWORDS and not _DATE.fullmatch(match):
-                names[match] += 1
-        phrases.update(set(_phrases(sentence)))
-    picked: list[str] = []
-    seen: set[str] = set()
-
-    def take(candidate: str) -> None:
-        parts = {stem(part) for part in candidate.split()}
-        if not parts <= seen:
-            picked.append(candidate)
-            seen.update(parts)
-
-    repeated = [(p, c) for p, c in phrases.items() if c >= 2] + [(n, c) for n, c in names.items() if c >= 2]
-    for candidate, _ in sorted(repeated, key=lambda item: (-item[1], -len(item[0]), item[0])):
-        if len(picked) >= max(1, limit - 1):
-            break
-        take(candidate)
-    for term, _ in sorted(weights.items(), key=lambda item: (-item[1], item[0])):
-        if len(picked) >= limit:
-            break
-        if term not in seen and not term[0].isdigit() and len(term) > 2 and not _DATE.fullmatch(term):
-            picked.append(term)
-            seen.add(term)
-    return picked
-
-
 # --- Tiers of documents: sentences about the text -----------------------------------------------------
 #
 # A document's L0 and L1 say what its text says, in its own words, without the text's markup and
