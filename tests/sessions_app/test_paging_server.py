@@ -69,8 +69,10 @@ def test_a_long_conversation_is_read_whole_in_bounded_pages_without_growing_the_
             seen, cursor = [m["seq"] for m in page["results"]] + seen, page["previous"]
         return seen
 
-    # The first reading brings the server to its working size (its allocator keeps what a page needed).
-    assert read_whole() == list(range(1, TURNS + 1))
+    # The first readings bring the server to its working size (its allocator keeps what pages needed,
+    # and on a busy machine it takes two readings to settle).
+    for _ in range(2):
+        assert read_whole() == list(range(1, TURNS + 1))
     settled = _rss_mb(process.pid)
     assert read_whole() == list(range(1, TURNS + 1))
     assert _rss_mb(process.pid) - settled < GROWTH_MAX_MB
