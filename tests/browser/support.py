@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import shutil
 
+import pytest
+
 from tests.helpers import ROOT
 
 try:
@@ -14,6 +16,14 @@ except ImportError:  # the journeys skip, saying Playwright is missing, before a
     expect = None
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+# Every journey's marks (``pytestmark = JOURNEY``): slow, on real Daphne servers sharing the test database,
+# and skipped, saying what is missing, on a machine without Playwright or Chromium.
+JOURNEY = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(expect is None, reason="Playwright for Python is not installed"),
+    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)"),
+]
 SCREENSHOTS = ROOT / "var" / "screenshots"
 PASSWORD = "correct horse battery staple"
 # How Chromium words a refusal by the page's policy in the console.

@@ -12,20 +12,12 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
-from tests.browser.support import CHROMIUM, PASSWORD, SCREENSHOTS, ask, open_page, sign_in
+from tests.browser.support import JOURNEY, PASSWORD, SCREENSHOTS, ask, expect, open_page, sign_in
 from tests.factories import UserFactory
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)"),
-]
-expect = playwright_api.expect
+pytestmark = JOURNEY
 
 MANUAL = """# Aurora kettle manual
 

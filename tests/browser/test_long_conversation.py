@@ -3,21 +3,12 @@ demand, and a link to an early turn pages back until that turn is shown."""
 
 from __future__ import annotations
 
-import pytest
-
 from sessions_app.api.paging import PAGE_DEFAULT_SIZE
 from sessions_app.models import Message
-from tests.browser.support import CHROMIUM, open_page, sign_in
+from tests.browser.support import JOURNEY, expect, open_page, sign_in
 from tests.factories import ChatSessionFactory, UserFactory
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)"),
-]
-expect = playwright_api.expect
+pytestmark = JOURNEY
 
 TURNS = 600
 

@@ -9,17 +9,10 @@ import pytest
 from retrieval_app.core.ai import memories
 from sessions_app import services
 from sessions_app.models import Memory
-from tests.browser.support import CHROMIUM, SCREENSHOTS, open_page, sign_in
+from tests.browser.support import JOURNEY, SCREENSHOTS, expect, open_page, sign_in
 from tests.factories import ArchiveFactory, ChatSessionFactory, MessageFactory, UserFactory
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)"),
-]
-expect = playwright_api.expect
+pytestmark = JOURNEY
 PHONE = 390
 DESKTOP = 1440
 

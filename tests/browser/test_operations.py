@@ -10,24 +10,17 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from decimal import Decimal
 
-import pytest
 from django.db import connections
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from documents_app.models import Document
 from retrieval_app.models import ModelCall, SearchTrace
-from tests.browser.support import CHROMIUM, PASSWORD, SCREENSHOTS, open_page
+from tests.browser.support import JOURNEY, PASSWORD, SCREENSHOTS, expect, open_page
 from tests.factories import DocumentFactory, UserFactory, index_document
 from tests.samples import KETTLE
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)"),
-]
-expect = playwright_api.expect
+pytestmark = JOURNEY
 
 ADMIN_LISTS = {
     "sessions": "/admin/sessions_app/chatsession/",

@@ -7,19 +7,11 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from tests.browser.support import CHROMIUM, PASSWORD, SCREENSHOTS, ask, open_page
+from tests.browser.support import JOURNEY, PASSWORD, SCREENSHOTS, ask, expect, open_page
 from tests.factories import UserFactory, index_document
 from tests.samples import KETTLE
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)"),
-]
-expect = playwright_api.expect
+pytestmark = JOURNEY
 NEW_PASSWORD = "quiet larch 42 meadow"
 
 

@@ -6,18 +6,10 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from tests.browser.support import CHROMIUM, CSP_REFUSAL, PASSWORD, open_page, sign_in
+from tests.browser.support import CSP_REFUSAL, JOURNEY, PASSWORD, expect, open_page, sign_in
 from tests.factories import UserFactory
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)"),
-]
-expect = playwright_api.expect
+pytestmark = JOURNEY
 
 REDOC_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
 INJECTED = (

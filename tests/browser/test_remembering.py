@@ -13,21 +13,13 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from rest_framework.authtoken.models import Token
 
-from tests.browser.support import CHROMIUM, SCREENSHOTS, ask, open_page, sign_in
+from tests.browser.support import JOURNEY, SCREENSHOTS, ask, expect, open_page, sign_in
 from tests.documents_app import files
 from tests.factories import UserFactory
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)"),
-]
-expect = playwright_api.expect
+pytestmark = JOURNEY
 PHONE, DESKTOP = 390, 1440
 INDEXED_S = 90_000  # how long a document may take to be ready, in ms
 
