@@ -11,12 +11,56 @@ cancelled and its next query refused (``config.connections.guard_query``), so th
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
 
 from asgiref.sync import ThreadSensitiveContext
 from django.core.handlers.asgi import ASGIHandler
 
 from config.connections import RequestState, cancel_statements, current_request, hand_back, held_by
+
+
+class RequestThread(Executor):
+    """One thread that runs a request's sync code, a call at a time, in order (what asgiref's
+    ThreadSensitiveContext asks of its executor).
+
+    Unlike ``ThreadPoolExecutor``'s, the thread is a daemon: the interpreter joins a pool's threads when it
+    exits, so a request whose thread still waits on the event loop (a sync middleware calling the async
+    rest of the chain) when Daphne stops that loop would keep the server from ever exiting on SIGTERM."""
+
+    def __init__(self, *, initializer: Callable[[], None], name: str) -> None:
+        self._work: queue.SimpleQueue = queue.SimpleQueue()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, args=(initializer,), name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        if self._closed:
+            raise RuntimeError("cannot schedule new futures after shutdown")
+        future: Future = Future()
+        self._work.put((future, fn, args, kwargs))
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._closed = True
+        self._work.put(None)  # after whatever was submitted before, such as handing connections back
+        if wait:
+            self._thread.join()
+
+    def _run(self, initializer: Callable[[], None]) -> None:
+        initializer()
+        while (item := self._work.get()) is not None:
+            future, fn, args, kwargs = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:  # handed to whoever awaits the call, as a pool would
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
 
 
 def _stop_statements(state: RequestState) -> None:
@@ -32,7 +76,7 @@ class ConnectionSafeASGIHandler(ASGIHandler):
         if scope["type"] != "http":
             return await super().__call__(scope, receive, send)  # Django refuses it
         state = RequestState()
-        executor = ThreadPoolExecutor(max_workers=1, initializer=state.bind_thread, thread_name_prefix="request")
+        executor = RequestThread(initializer=state.bind_thread, name="request")
         token = current_request.set(state)
         try:
             async with ThreadSensitiveContext(executor=executor):
