@@ -16,6 +16,22 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parent.parent
 
 
+POLL_EVERY_S = 0.1
+
+
+def wait_until(condition, *, timeout: float, what: str, every: float = POLL_EVERY_S):
+    """Asks ``condition`` until it gives something true, which is returned; fails saying ``what`` did not
+    happen once ``timeout`` seconds have passed. A test waits on the event itself, never a fixed pause:
+    as short as the machine allows when it is quick, as long as the deadline when it is busy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout}s"
+        time.sleep(every)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -16,30 +16,39 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from tests.factories import UserFactory
-from tests.helpers import start_daphnes, stop_processes
+from tests.helpers import start_daphnes, stop_processes, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def _refuse_connections(refuse: bool) -> None:
+RECOVERY_S = 60  # how long service may take to resume once the database is back
+
+
+def _maintenance() -> psycopg.Connection:
     params = connection.settings_dict
-    name = params["NAME"]
-    # A database cannot close its own doors: this runs from the server's maintenance database.
-    with psycopg.connect(
+    return psycopg.connect(
         host=params["HOST"],
         port=params["PORT"] or None,
         user=params["USER"],
         password=params["PASSWORD"] or None,
         dbname="postgres",
         autocommit=True,
-    ) as admin:
+    )
+
+
+def _refuse_connections(refuse: bool) -> None:
+    name = connection.settings_dict["NAME"]
+    # A database cannot close its own doors: this runs from the server's maintenance database.
+    with _maintenance() as admin:
         admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS {"false" if refuse else "true"}')
         if refuse:
             admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [name])
 
 
 def test_while_the_database_is_down_the_api_answers_503_json_and_recovers_by_itself():
-    key = Token.objects.create(user=UserFactory()).key
+    user = UserFactory()
+    key = Token.objects.create(user=user).key
+    name = connection.settings_dict["NAME"]
     (port,), processes = start_daphnes(1, DATABASE_POOL_TIMEOUT_S="2")
     headers = {"Authorization": f"Token {key}"}
     try:
@@ -64,9 +73,15 @@ def test_while_the_database_is_down_the_api_answers_503_json_and_recovers_by_its
                 # This test's own connections were cut with the others: start afresh.
                 connection.close()
                 connection.close_pool()
-            deadline = time.monotonic() + 60
-            while (status := client.get("/api/sessions").status_code) != 200 and time.monotonic() < deadline:
-                time.sleep(0.5)
-            assert status == 200, "service resumes without a restart"
+            wait_until(
+                lambda: client.get("/api/sessions").status_code == 200,
+                timeout=RECOVERY_S,
+                what="service resuming without a restart",
+                every=0.5,
+            )
     finally:
         stop_processes(processes)
+    # The outage ends with the test: the database the rest of the suite shares takes new connections.
+    with _maintenance() as admin:
+        assert admin.execute("SELECT datallowconn FROM pg_database WHERE datname = %s", [name]).fetchone() == (True,)
+    assert type(user).objects.filter(pk=user.pk).exists(), "this process reads the database again"

@@ -225,15 +225,23 @@ def test_open_streams_do_not_exhaust_the_database_pool(fake_llm, token):
     )
     headers = {"Authorization": f"Token {key}", "Accept": "text/event-stream"}
 
-    async def stream(client: httpx.AsyncClient) -> list[str]:
+    async def stream(client: httpx.AsyncClient, answering: asyncio.Event) -> list[str]:
+        events = []
         async with client.stream("POST", "/api/ai/chat/stream", json={"message": "Talk a while."}) as response:
             assert response.status_code == 200
-            return [line async for line in response.aiter_lines() if line.startswith("event: ")]
+            async for line in response.aiter_lines():
+                if line.startswith("event: "):
+                    events.append(line)
+                if line == "event: token":
+                    answering.set()
+        answering.set()  # an answer without tokens still lets the listing go ahead
+        return events
 
     async def run():
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60) as client:
-            streams = [asyncio.create_task(stream(client)) for _ in range(8)]
-            await asyncio.sleep(1.0)
+            answering = [asyncio.Event() for _ in range(8)]
+            streams = [asyncio.create_task(stream(client, started)) for started in answering]
+            await asyncio.wait_for(asyncio.gather(*(started.wait() for started in answering)), timeout=30)
             listing = await client.get("/api/sessions", headers={"Accept": "application/json"})
             return await asyncio.gather(*streams), listing
 

@@ -1,6 +1,7 @@
 """The run command keeps the site up when its parts are killed: a worker killed mid-document, a Celery
-main process or Daphne killed outright, the embedded Redis killed. One supervisor serves every test of
-this module, with short indexing claims so that a dead run is noticed in seconds rather than a minute."""
+main process or Daphne killed outright, the embedded Redis killed. Each test has a supervisor of its own
+(on one data directory, in turn), with short indexing claims so that a dead run is noticed in seconds
+rather than a minute."""
 
 import contextlib
 import json
@@ -17,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.helpers import ROOT, clean_env, free_port, manage
+from tests.helpers import ROOT, clean_env, free_port, manage, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -105,9 +106,19 @@ def _wait(condition, *, timeout: float, what: str, stack: Stack, every: float = 
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory):
-    var = tmp_path_factory.mktemp("resilience") / "var"
-    log = var.parent / "stack.log"
+def data_dir(tmp_path_factory) -> dict:
+    """The data directory the stacks of this module start on, in turn (made by the first start), and the
+    admin's token, which lives in its database."""
+    return {"var": tmp_path_factory.mktemp("resilience") / "var", "token": ""}
+
+
+@pytest.fixture
+def stack(data_dir, tmp_path):
+    """A supervisor of its own for each test, with its own PostgreSQL, Redis, workers and Daphne: what one
+    test kills, freezes or counts in the log cannot reach the next, whatever their order. Only the data
+    directory is shared (a first start makes it, which takes far longer than a start that reuses it)."""
+    var = data_dir["var"]
+    log = tmp_path / "stack.log"
     port = free_port()
     env = clean_env(
         RECOLLECT_VAR_DIR=str(var),
@@ -127,19 +138,40 @@ def stack(tmp_path_factory):
         )
     running = Stack(proc=proc, base=f"http://127.0.0.1:{port}", var=var, log=log, env=env)
     try:
-        _wait(running.healthy, timeout=120, what="the first start", stack=running, every=0.5)
-        password = (var / "initial-admin-password").read_text().strip()
-        running.token = running.call("/api/auth/token", {"username": "admin", "password": password})[1]["token"]
+        _wait(running.healthy, timeout=120, what="the start", stack=running, every=0.5)
+        if not data_dir["token"]:
+            password = (var / "initial-admin-password").read_text().strip()
+            answer = running.call("/api/auth/token", {"username": "admin", "password": password})[1]
+            data_dir["token"] = answer["token"]
+        running.token = data_dir["token"]
         _wait(running.healthy, timeout=60, what="both workers to answer", stack=running, every=0.5)
         yield running
     finally:
-        descendants = psutil.Process(proc.pid).children(recursive=True)
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-        psutil.wait_procs(descendants, timeout=10)
-    assert "stopped." in running.output()
+        _stop(running)
     if os.environ.get("RECOLLECT_KEEP_STACK_LOG"):
         log.replace(os.environ["RECOLLECT_KEEP_STACK_LOG"])
+
+
+def _stop(stack: Stack) -> None:
+    """Stops the stack as Ctrl-C does, and proves that nothing of it is left for the next test."""
+    descendants = psutil.Process(stack.proc.pid).children(recursive=True)
+    stack.proc.send_signal(signal.SIGINT)
+    stack.proc.wait(timeout=60)
+    _gone, alive = psutil.wait_procs(descendants, timeout=10)
+    assert not alive, f"left running: {[p.name() for p in alive]}"
+    assert "stopped." in stack.output()
+    wait_until(lambda: not _embedded_servers_alive(stack.var), timeout=30, what="the embedded servers to stop")
+
+
+def _embedded_servers_alive(var: Path) -> list[int]:
+    """The embedded PostgreSQL and Redis of ``var`` that still run (they are not the supervisor's children)."""
+    alive = []
+    for pid_file in (var / "pgdata" / "postmaster.pid", var / "redis" / "redis.pid"):
+        with contextlib.suppress(FileNotFoundError, ValueError, IndexError):
+            pid = int(pid_file.read_text().split()[0])
+            if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+    return alive
 
 
 def _manual(pages: int) -> str:

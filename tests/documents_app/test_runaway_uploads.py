@@ -22,7 +22,7 @@ from rest_framework.authtoken.models import Token
 
 from tests.documents_app import files
 from tests.factories import UserFactory
-from tests.helpers import ROOT, clean_env, database_url, free_port, start_daphne
+from tests.helpers import ROOT, clean_env, database_url, free_port, start_daphne, wait_until
 from tests.outage.conftest import PrivateRedis
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -54,10 +54,7 @@ def stack(tmp_path):
     worker = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     daphne = None
     try:
-        deadline = time.monotonic() + 90
-        while " ready." not in log_path.read_text():
-            assert worker.poll() is None and time.monotonic() < deadline, log_path.read_text()[-3000:]
-            time.sleep(0.3)
+        wait_until(lambda: _started(worker, log_path), timeout=90, what="the bulk worker to start")
         base, daphne = start_daphne(env=env, log=tmp_path / "daphne.log")
         yield base
     finally:
@@ -67,6 +64,11 @@ def stack(tmp_path):
                 process.wait(timeout=30)
         log.close()
         redis.kill()
+
+
+def _started(worker: subprocess.Popen, log_path) -> bool:
+    assert worker.poll() is None, log_path.read_text()[-3000:]
+    return " ready." in log_path.read_text()
 
 
 def _upload(base: str, token: str, name: str, data: bytes) -> str:
@@ -110,7 +112,11 @@ def test_bombs_fail_quickly_with_their_reasons_while_another_persons_note_is_ind
         "styles.docx": files.docx_styles_bomb(styles_bytes=9 * MB),
     }
     ids = {name: _upload(stack, uploader, name, data) for name, data in bombs.items()}
-    time.sleep(0.5)  # the first bomb is being read
+    wait_until(
+        lambda: _document(stack, uploader, ids["slow-1.pdf"])["status"] == "indexing",
+        timeout=30,
+        what="the first bomb to be read",
+    )
     uploaded = time.monotonic()
     note = _upload(stack, other, "note.txt", b"Call the plumber about the boiler on Monday.")
     ((document, _),) = _settled(stack, other, [note], timeout=60).values()

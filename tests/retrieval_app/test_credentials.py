@@ -10,6 +10,7 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
+import time_machine
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 from django.apps import apps
@@ -28,6 +29,8 @@ from tests.factories import UserFactory
 pytestmark = pytest.mark.django_db
 
 PASSWORD = "correct horse battery staple"
+# How long before its end a socket opens on an expiring token (its close is due this long after).
+EXPIRY_NOTICE = timedelta(seconds=1)
 
 
 @pytest.fixture(autouse=True)
@@ -241,16 +244,21 @@ def test_a_token_may_expire_and_then_stops_working(person, browser):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_socket_closes_itself_when_its_token_expires(person):
-    _, key = tokens.api_token_create(user=person, name="short", lifetime=timedelta(seconds=2))
+    _, key = tokens.api_token_create(user=person, name="month", lifetime=timedelta(days=30))
+    expires_at = ApiToken.objects.get(name="month").expires_at
 
     async def run():
-        communicator = WebsocketCommunicator(application, f"/ws/chat/?token={key}")
-        connected, _ = await communicator.connect(timeout=10)
-        assert connected
-        await communicator.send_to(text_data=json.dumps({"type": "ping"}))
-        pong = json.loads(await communicator.receive_from(timeout=5))
-        frame = json.loads(await communicator.receive_from(timeout=5))
-        closed = await communicator.receive_output(timeout=5)
+        # The clock stands still just before the month ends, so however slow the connection is the token
+        # is still valid; then it moves past the end while the socket is open.
+        with time_machine.travel(expires_at - EXPIRY_NOTICE, tick=False) as clock:
+            communicator = WebsocketCommunicator(application, f"/ws/chat/?token={key}")
+            connected, _ = await communicator.connect(timeout=10)
+            assert connected
+            await communicator.send_to(text_data=json.dumps({"type": "ping"}))
+            pong = json.loads(await communicator.receive_from(timeout=5))
+            clock.shift(2 * EXPIRY_NOTICE)
+            frame = json.loads(await communicator.receive_from(timeout=5))
+            closed = await communicator.receive_output(timeout=5)
         return pong, frame, closed
 
     pong, frame, closed = async_to_sync(run)()

@@ -2,6 +2,7 @@
 text never re-extracted, auto-commit, and deletes that take a session's own memories with it."""
 
 import threading
+import time
 
 import pytest
 from django.db import close_old_connections
@@ -11,6 +12,8 @@ from sessions_app.models import Archive, ChatSession, Memory, Message
 from tests.factories import ChatSessionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
+
+SLOW_MODEL_S = 30  # how long the slow model below keeps a commit waiting, at the most
 
 FIRST_SESSION = [
     ("user", "Hi, my name is Dana Whitfield. I live in Lyon and I prefer short answers."),
@@ -287,26 +290,28 @@ def test_two_sessions_updating_one_memory_at_once_keep_both_texts(settings):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_slow_commit_does_not_hold_up_new_messages(monkeypatch, settings):
-    import time
-
     from retrieval_app.core.ai.engines import ExtractiveEngine
 
     settings.AUTO_COMMIT_TURNS = 0
     session = ChatSessionFactory(owner=UserFactory())
     _say(session, FIRST_SESSION)
     original = ExtractiveEngine.overview
+    summarising, answered = threading.Event(), threading.Event()
 
     def slow_overview(self, turns, **kwargs):
-        time.sleep(2)  # a hosted model taking its time
+        # A hosted model taking its time: it answers only once the new message has been recorded.
+        summarising.set()
+        answered.wait(timeout=SLOW_MODEL_S)
         return original(self, turns, **kwargs)
 
     monkeypatch.setattr(ExtractiveEngine, "overview", slow_overview)
     committing = threading.Thread(target=lambda: (services.session_commit(session=session), close_old_connections()))
     committing.start()
-    time.sleep(0.3)
+    assert summarising.wait(timeout=SLOW_MODEL_S), "the commit never reached the model"
     started = time.monotonic()
     _say(ChatSession.objects.get(pk=session.pk), [("user", "A new question while the commit runs.")])
     waited = time.monotonic() - started
+    answered.set()
     committing.join()
     assert waited < 1.0, f"the append waited {waited:.1f}s for the commit"
     archive = Archive.objects.get()

@@ -4,13 +4,16 @@ SESSION_MEMORY_TTL_HOURS after the last access, and an expired one simply starts
 import subprocess
 import sys
 import textwrap
-import time
 import uuid
 
 import pytest
+from django.core.cache import caches
 
 from sessions_app import services
-from tests.helpers import ROOT, clean_env
+from tests.helpers import ROOT, clean_env, wait_until
+
+MS_PER_HOUR = 3600 * 1000
+KEY_MISSING = -2  # what PTTL answers for a key Redis no longer has
 
 
 @pytest.fixture
@@ -65,20 +68,43 @@ def test_another_server_process_sees_the_same_working_set(session_id):
     assert result.stdout.strip().splitlines()[-1] == "the quarterly report", result.stderr
 
 
+def _redis_key(session_id: str) -> tuple[object, str]:
+    """The Redis client and the stored key of a session's working set: the TTL is Redis's own clock."""
+    key = caches["default"].make_key(f"working-set:{session_id}")
+    return caches["default"]._cache.get_client(key, write=True), key
+
+
+def _remaining_hours(session_id: str) -> float:
+    client, key = _redis_key(session_id)
+    return client.pttl(key) / MS_PER_HOUR
+
+
 def test_it_expires_after_the_ttl_and_restarts_fresh(session_id, settings):
-    settings.SESSION_MEMORY_TTL_HOURS = 1 / 3600  # one second
+    settings.SESSION_MEMORY_TTL_HOURS = 6
     services.working_set_update(session_id=session_id, documents=["doc-a"])
     assert services.working_set_get(session_id=session_id).active_documents == ["doc-a"]
-    time.sleep(1.3)
+    assert 5.99 < _remaining_hours(session_id) <= 6
+    client, key = _redis_key(session_id)
+    client.pexpire(key, 1)  # the last millisecond of its six hours
+    _wait_for_redis_to_drop(client, key)
     assert services.working_set_get(session_id=session_id).active_documents == []
+    services.working_set_update(session_id=session_id, documents=["doc-b"])
+    assert services.working_set_get(session_id=session_id).active_documents == ["doc-b"]
+
+
+def _wait_for_redis_to_drop(client, key: str) -> None:
+    """Redis removes a key whose time is up on its next access; this asks until it has (a millisecond)."""
+    wait_until(lambda: client.pttl(key) == KEY_MISSING, timeout=2, what="the key to expire")
 
 
 def test_each_access_extends_its_life(session_id, settings):
-    settings.SESSION_MEMORY_TTL_HOURS = 2 / 3600
+    settings.SESSION_MEMORY_TTL_HOURS = 2
     services.working_set_update(session_id=session_id, documents=["doc-a"])
+    client, key = _redis_key(session_id)
     for _ in range(3):
-        time.sleep(1.0)
+        client.pexpire(key, 1000)  # all but its last second of life has passed
         assert services.working_set_get(session_id=session_id).active_documents == ["doc-a"]
+        assert 1.99 < _remaining_hours(session_id) <= 2, "reading it gave it its whole life again"
 
 
 def test_with_session_memory_off_nothing_is_kept_and_nothing_fails(session_id, settings):
