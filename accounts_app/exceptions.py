@@ -1,6 +1,6 @@
-"""What can go wrong when a person joins, in the contract's kinds of error."""
+"""What can go wrong when a person joins or manages their tokens, in the contract's kinds of error."""
 
-from config.exceptions import ConflictError, InvalidInputError, NotFoundError
+from foundation.exceptions import ConflictError, InvalidInputError, NotFoundError
 
 
 class InvitationUnusable(NotFoundError):
@@ -28,3 +28,8 @@ class TooManyPendingRequests(ConflictError):
 class InvalidInvitation(InvalidInputError):
     code = "invalid_invitation"
     default_message = "An invitation needs a lifetime in days."
+
+
+class TokenLimitReached(InvalidInputError):
+    code = "token_limit_reached"
+    default_message = "You have as many API tokens as a person may hold; revoke one first."

@@ -1,6 +1,7 @@
-"""How people join: one-time invitations staff hand out, and requests for an account staff decide on.
+"""People's access: one-time invitations staff hand out, requests for an account staff decide on, and
+the API tokens people hold.
 
-Neither keeps a secret in the clear: an invitation's link carries a key of which only a digest is
+None keeps a secret in the clear: an invitation's link carries a key of which only a digest is
 stored, and a request keeps its password already hashed, as the account it becomes will."""
 
 from __future__ import annotations
@@ -78,3 +79,30 @@ class AccountRequest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.username} ({self.status})"
+
+
+class ApiToken(models.Model):
+    """An API token of one person (``accounts_app.tokens``): only a digest of its key is kept;
+    the key itself is shown once, when the token is created. A named token is made on the account page;
+    a sign-in token by ``POST /api/auth/token`` or ``manage.py drf_create_token``."""
+
+    class Kind(models.TextChoices):
+        NAMED = "named", "named"
+        SIGN_IN = "sign_in", "sign-in"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, help_text="What the person uses it for, e.g. the agent's name.")
+    prefix = models.CharField(max_length=16, help_text="The key's first characters, to recognise it by.")
+    key_digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the key, in hex.")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.NAMED)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="When the token stops working (never if empty).")
+
+    class Meta:
+        # The table keeps the name it was created with, so moving the model rewrote no data.
+        db_table = "retrieval_app_apitoken"
+        indexes = [models.Index(fields=["owner", "-created_at"], name="apitoken_owner_created_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"

@@ -33,7 +33,7 @@ DATABASE = "recollect_bench_chat"
 
 def outside_model(owner, turns: int) -> dict:
     """Per turn: everything before the first token plus everything after the last one."""
-    from retrieval_app.chat import ChatRequest, chat_turn
+    from chat_app.services import ChatRequest, chat_turn
 
     questions = [
         "What happened to the billing service last week?",
@@ -61,7 +61,7 @@ def outside_model(owner, turns: int) -> dict:
 
 def prompt_growth(owner) -> dict:
     """Prompt tokens of a turn at turns 10, 100 and 1,000 of one session."""
-    from retrieval_app.chat import ChatRequest, chat_turn
+    from chat_app.services import ChatRequest, chat_turn
     from sessions_app import services
 
     session = services.session_create(owner=owner, title="long session")

@@ -171,7 +171,7 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
-    from retrieval_app.operations import selectors, views
+    from operations_app import selectors, views
     from tests.factories import UserFactory
 
     if not args.keep:

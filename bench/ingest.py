@@ -111,8 +111,8 @@ def main() -> None:
 
     from documents_app import services
     from documents_app.models import DocumentNode
-    from retrieval_app.core import ai
-    from retrieval_app.core.ai.embeddings import embedding_backend
+    from foundation import ai
+    from foundation.ai.embeddings import embedding_backend
 
     owner = get_user_model().objects.create_user("bench-docs")
     rng = random.Random(11)

@@ -1,7 +1,7 @@
 """Long-term memory extraction measured on the labelled statements of ``bench/memoryset``: precision and recall
 by kind of fact, and how many of the statements that should yield nothing stay clean, for each part of the set.
 
-Each statement is one user turn given to the built-in extraction (``retrieval_app.core.ai.memories.extract``,
+Each statement is one user turn given to the built-in extraction (``foundation.ai.memories.extract``,
 what the extractive engine runs at every commit). A memory found matches an expected one when its category is
 one the label accepts, every key word occurs in its key and every content word in its text; each found memory
 matches at most one expected memory and the reverse (a maximum matching, so the order of either list does not
@@ -40,7 +40,7 @@ def _extract():
     import django
 
     django.setup()
-    from retrieval_app.core.ai import memories
+    from foundation.ai import memories
 
     return memories.extract
 

@@ -1,6 +1,6 @@
 """The chat's relevance model and mood, fitted and checked on labelled data.
 
-Every chat turn judges each retrieved passage's relevance (``retrieval_app.chat.relevance``: a logistic
+Every chat turn judges each retrieved passage's relevance (``chat_app.relevance``: a logistic
 model over the passage's similarity, the rarity-weighted share of the question's words it and its quote
 hold, its score, rank and gap to the best); the built-in answer quotes only passages judged relevant, and
 the mood follows them: ``confident`` when a passage reaches CHAT_MOOD_CONFIDENT_SCORE, ``uncertain`` when
@@ -97,10 +97,10 @@ def collect(owner, sections: dict[tuple[str, str], str], asked: Sequence[dict]) 
     its passages' features, judged relevance and labels."""
     from django.conf import settings
 
-    from retrieval_app.chat.prompt import context_block
-    from retrieval_app.chat.relevance import judge
+    from chat_app.prompt import context_block
+    from chat_app.relevance import judge
     from retrieval_app.models import SearchTrace
-    from retrieval_app.search import retrieval_search
+    from retrieval_app.services import retrieval_search
     from sessions_app.services import session_create
 
     by_uri = {uri: key for key, uri in sections.items()}
@@ -338,7 +338,7 @@ def main() -> None:
     django_for_bench(DATABASE, fresh=not args.reuse and not (cached and cached.exists()))
     from django.conf import settings
 
-    from retrieval_app.chat import answer, relevance
+    from chat_app import answer, relevance
 
     rows = searched(reuse=args.reuse, cached=cached)
     train = [row for row in rows if not row["held_out"]]

@@ -6,7 +6,7 @@ set's tables printed one after the other with its fingerprint.
 Each conversation is loaded for a user of its own, one chat session per conversation session, every turn a
 "user" message with ``{"speaker": name}`` in its metadata and the session's date plus one minute per turn as its
 time. The messages are then embedded by the configured model (the local MiniLM by default) and every question is
-asked of ``retrieval_app.search.memory_recall`` with 25 results, no token limit and no threshold.
+asked of ``retrieval_app.recall.memory_recall`` with 25 results, no token limit and no threshold.
 
 A question's evidence turns are judged in the top k results: recall@k is the share of them found (averaged over
 questions), hit@k whether any was, MRR the reciprocal rank of the first. "absent" questions, about things never
@@ -81,7 +81,7 @@ def load_conversation(owner, conversation: dict, set_name: str = "recallset") ->
 
 
 def embed_all() -> tuple[int, float]:
-    from retrieval_app.core.embedding import embeddings_backfill
+    from foundation.embedding import embeddings_backfill
 
     def progress(spec, total):
         if not total:
@@ -107,7 +107,7 @@ class Recall:
     def __init__(self, strategy: str):
         from django.conf import settings
 
-        from retrieval_app.search import memory_recall
+        from retrieval_app.recall import memory_recall
 
         self.call_service = memory_recall
         self.requested = strategy
@@ -323,7 +323,7 @@ def main() -> None:
     django_for_bench(args.database)
     from django.conf import settings
 
-    from retrieval_app.core.ai import active_embedding_model
+    from foundation.ai import active_embedding_model
 
     model = active_embedding_model() or settings.EMBEDDING_MODEL
     runs = {

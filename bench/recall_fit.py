@@ -10,7 +10,7 @@ candidates are kept with their signals and whether each is an evidence turn. A l
   conversations it was not fitted on (recall@k, hit@k and MRR by question kind, beside reciprocal-rank
   fusion of the same candidates), and fitted on the other set alone, to say how well it carries over
   to conversations written another way;
-- on every conversation of every set, for the weights the product uses (``retrieval_app.search.recall``),
+- on every conversation of every set, for the weights the product uses (``retrieval_app.recall``),
   printed ready to paste.
 
     .venv/bin/python bench/recall_fit.py                       # both sets
@@ -51,8 +51,8 @@ def collect(set_name: str, database: str) -> list[dict]:
     from django.db import connection
 
     from bench.recall_eval import embed_all, load_conversation
-    from retrieval_app.core import ai
-    from retrieval_app.search.recall import MIN_POOL, recall_candidates, recall_query, recall_scope
+    from foundation import ai
+    from retrieval_app.recall import MIN_POOL, recall_candidates, recall_query, recall_scope
 
     users = get_user_model()
     loaded = []

@@ -155,7 +155,7 @@ def main() -> None:
     django_for_bench("recollect_bench_threshold")
     import numpy as np
 
-    from retrieval_app.core import ai
+    from foundation import ai
 
     messages, message_topic, questions, question_topic = [], [], [], []
     for topic, (said, asked) in TOPICS.items():

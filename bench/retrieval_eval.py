@@ -93,7 +93,7 @@ def index_corpus(owner, documents: list[dict]) -> dict[tuple[str, str], str]:
 def evaluate_documents(
     owner, queries: list[dict], sections: dict[tuple[str, str], str], configurations: dict | None = None
 ) -> dict:
-    from retrieval_app.search import SearchOptions, retrieval_find
+    from retrieval_app.services import SearchOptions, retrieval_find
 
     section_uris = {uri: key for key, uri in sections.items()}
     results: dict[str, dict] = {}
@@ -128,8 +128,8 @@ def evaluate_documents(
 
 def load_conversations(owner, conversations: list[dict]) -> list[dict]:
     """Stores each scenario's earlier sessions and current session; returns what each follow-up needs."""
-    from retrieval_app.core.tasks import backfill_embeddings
-    from retrieval_app.search import retrieval_search
+    from foundation.tasks import backfill_embeddings
+    from retrieval_app.services import retrieval_search
     from sessions_app import services
     from sessions_app.models import ChatSession
     from sessions_app.services import working_set_get
@@ -172,7 +172,7 @@ def load_conversations(owner, conversations: list[dict]) -> list[dict]:
 
 
 def evaluate_followups(owner, loaded: list[dict], sections: dict[tuple[str, str], str]) -> dict:
-    from retrieval_app.search import SearchOptions, retrieval_search
+    from retrieval_app.services import SearchOptions, retrieval_search
     from sessions_app.services import working_set_clear, working_set_update
 
     section_uris = {uri: key for key, uri in sections.items()}
@@ -346,7 +346,7 @@ def index_short_documents(owner, documents: list[dict]) -> dict[str, str]:
 
 def evaluate_short_documents(owner, queries: list[dict], keys: dict[str, str]) -> dict:
     """Every configuration over every query, judged by documents: a document counts once, at its first hit."""
-    from retrieval_app.search import SearchOptions, retrieval_find
+    from retrieval_app.services import SearchOptions, retrieval_find
 
     indexed = set(keys.values())
     results: dict[str, dict] = {}

@@ -112,7 +112,7 @@ def main() -> None:
     from django.db import connection
 
     from bench.sessions import VectorPool, load_messages, sentence
-    from retrieval_app.search import SearchOptions, retrieval_find, retrieval_search
+    from retrieval_app.services import SearchOptions, retrieval_find, retrieval_search
     from sessions_app import services
 
     rng = random.Random(7)

@@ -80,7 +80,7 @@ class VectorPool:
     def __init__(self, rng: random.Random, size: int) -> None:
         import numpy as np
 
-        from retrieval_app.core import ai
+        from foundation import ai
 
         self.rng = rng
         self.np_rng = np.random.default_rng(rng.randint(0, 2**31))
@@ -100,7 +100,7 @@ class VectorPool:
 
 
 def load_messages(owner, count: int, pool: VectorPool, *, per_session: int = 50) -> None:
-    from retrieval_app.core import ai
+    from foundation import ai
     from sessions_app.models import ChatSession, Message
 
     made = 0
@@ -131,7 +131,7 @@ def load_messages(owner, count: int, pool: VectorPool, *, per_session: int = 50)
 
 
 def bench_recall(owner, rng: random.Random, queries: int = 200) -> dict:
-    from retrieval_app.search import memory_recall
+    from retrieval_app.recall import memory_recall
 
     samples = []
     sources = set()

@@ -1,5 +1,5 @@
-"""Project configuration: settings, URLs, the ASGI/WSGI entry points, Celery and embedded servers."""
+"""Project configuration: settings, URLs, the ASGI/WSGI entry points, the processes and embedded servers."""
 
-from .celery import app as celery_app
+from foundation.celery import app as celery_app
 
 __all__ = ["celery_app"]

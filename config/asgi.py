@@ -13,10 +13,11 @@ import sys  # noqa: E402
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from config import connections, security, server  # noqa: E402
+from config import server  # noqa: E402
 from config.handler import ConnectionSafeASGIHandler  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from config.ws_auth import auth_stack, origin_validator  # noqa: E402
+from foundation import connections, security  # noqa: E402
 
 # Daphne's own command line: a server that would take any client's word for its address does not start.
 security.refuse_unsafe_proxy_headers(sys.argv)

@@ -5,7 +5,7 @@ ThreadSensitiveContext, so middleware, view and response all share it). When the
 it ends (a response, an exception, the client leaving, or Daphne cancelling the application instance),
 the handler queues one more job on that thread: handing its connections back to the pool. A thread
 cannot be stopped from outside, so the job runs once the view returns; meanwhile the view's statement is
-cancelled and its next query refused (``config.connections.guard_query``), so that comes soon.
+cancelled and its next query refused (``foundation.connections.guard_query``), so that comes soon.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from concurrent.futures import Executor, Future
 from asgiref.sync import ThreadSensitiveContext
 from django.core.handlers.asgi import ASGIHandler
 
-from config.connections import RequestState, cancel_statements, current_request, hand_back, held_by
+from foundation.connections import RequestState, cancel_statements, current_request, hand_back, held_by
 
 
 class RequestThread(Executor):

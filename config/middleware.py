@@ -1,7 +1,7 @@
 """Request guards that run before any view: what the API refuses before reading, and the failures
 raised outside a view's own error handling, answered in the API's error shape.
 
-DRF maps the errors of its views (``config.api.exception_handler``); these cover what happens before
+DRF maps the errors of its views (``foundation.api.exception_handler``); these cover what happens before
 a view runs (an oversized or chunked body, a huge query string) and what escapes non-DRF views (the
 database being down).
 """
@@ -15,8 +15,8 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from config.api import database_unavailable_body, error_body, request_stopped_body
-from config.exceptions import RequestStoppedError, is_database_down, is_statement_cancelled
+from foundation.api import database_unavailable_body, error_body, request_stopped_body
+from foundation.exceptions import RequestStoppedError, is_database_down, is_statement_cancelled
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from retrieval_app.consumers import ChatConsumer
+from chat_app.consumers import ChatConsumer
 
 websocket_urlpatterns = [
     path("ws/chat/", ChatConsumer.as_asgi()),

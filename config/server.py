@@ -13,8 +13,8 @@ import json
 
 from twisted.web import http
 
-from config.api import error_body
 from config.middleware import body_limit_for
+from foundation.api import error_body
 
 
 def _refuse(channel, status: bytes, code: str, message: str) -> None:

@@ -37,10 +37,11 @@ from pathlib import Path
 
 from django.conf import settings
 
-from config import embedded, task_names
-from config.celery import BULK_QUEUE, INTERACTIVE_QUEUE
-from config.celery import app as celery_app
+from config import embedded
 from config.webcheck import web_trouble
+from foundation import task_names
+from foundation.celery import BULK_QUEUE, INTERACTIVE_QUEUE
+from foundation.celery import app as celery_app
 
 STOP_TIMEOUT_S = 20.0
 ASGI_THREADS = 32
@@ -231,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     django.setup()  # starts or reuses the embedded servers; this process holds them until it exits
     from django.core.management import call_command
 
-    from config.connections import install_migration_limits
+    from foundation.connections import install_migration_limits
 
     install_migration_limits()
     call_command("migrate", interactive=False, verbosity=1)

@@ -2,12 +2,13 @@
 
 from django.contrib import admin
 from django.urls import include, path, re_path
-from django.views.generic import TemplateView
+from django.views.generic import RedirectView, TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from accounts_app.api import TokenView
 from accounts_app.views import LoginView as SignInView
-from config.api import HealthView, TokenView, api_not_found
-from retrieval_app.views import ChatPageView, LogoutView
+from foundation.api import HealthView, api_not_found
+from web_app.views import ChatPageView, LogoutView
 
 api_patterns = [
     path("health", HealthView.as_view(), name="health"),
@@ -18,8 +19,20 @@ api_patterns = [
     path("", include("sessions_app.api.urls")),
     path("", include("documents_app.api.urls")),
     path("", include("retrieval_app.api.urls")),
+    path("", include("chat_app.api.urls")),
     # Anything else under /api/ answers in the API's error shape, whatever DEBUG is.
     re_path(r"^.*$", api_not_found),
+]
+
+# Admin pages of models that moved to the app they now belong to: old links and bookmarks still land.
+MOVED_ADMIN = {"modelcall": "foundation", "queuedtask": "foundation", "apitoken": "accounts_app"}
+
+moved_admin_patterns = [
+    re_path(
+        rf"^admin/retrieval_app/{model}/(?P<rest>.*)$",
+        RedirectView.as_view(url=f"/admin/{app}/{model}/%(rest)s", permanent=True, query_string=True),
+    )
+    for model, app in MOVED_ADMIN.items()
 ]
 
 urlpatterns = [
@@ -27,9 +40,10 @@ urlpatterns = [
     path("chat/", ChatPageView.as_view(), name="chat-page"),
     path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
-    path("", include("retrieval_app.page_urls")),
+    path("", include("web_app.urls")),
     path("", include("accounts_app.urls")),
-    path("admin/ops/", include("retrieval_app.operations.urls")),
+    path("admin/ops/", include("operations_app.urls")),
+    *moved_admin_patterns,
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
 ]
@@ -37,4 +51,4 @@ urlpatterns = [
 admin.site.site_header = "Recollect administration"
 admin.site.site_title = "Recollect"
 
-handler500 = "config.api.server_error"
+handler500 = "foundation.api.server_error"

@@ -13,15 +13,12 @@ from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from config.security import scope_client_address, token_guess_allowed, token_guess_failed, token_guess_period
+from accounts_app.credentials import credential_for_key
+from foundation.db import release_database_connections
+from foundation.security import scope_client_address, token_guess_allowed, token_guess_failed, token_guess_period
 
 
 def _credential_for_token_sync(key: str, address: str):
-    # Imported here: this module is loaded while the ASGI application is built, before Django's
-    # app registry is ready, and the credential module imports models.
-    from retrieval_app.core.credentials import credential_for_key
-    from retrieval_app.core.db import release_database_connections
-
     if not token_guess_allowed(address):
         return THROTTLED
     try:

@@ -7,17 +7,17 @@ from django.conf import settings
 from django.contrib import admin
 from django.db.models import Count, Q
 
-from config.exceptions import DomainError
 from documents_app import services, titles
 from documents_app.models import Document, DocumentNode
 from documents_app.parsing import FORMATS
-from retrieval_app.core.admin import (
+from foundation.admin import (
     EmbeddedFilter,
     EmbeddingAdminMixin,
     ReadOnlyAdminMixin,
     ServiceDeleteMixin,
     confirmed_action,
 )
+from foundation.exceptions import DomainError
 
 
 class DocumentUploadForm(forms.ModelForm):

@@ -1,6 +1,6 @@
-"""Errors of documents; mapped to HTTP in config.api."""
+"""Errors of documents; mapped to HTTP in foundation.api."""
 
-from config.exceptions import InvalidInputError, NotFoundError, TooLargeError, UnavailableError
+from foundation.exceptions import InvalidInputError, NotFoundError, TooLargeError, UnavailableError
 
 
 class DocumentNotFound(NotFoundError):

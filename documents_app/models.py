@@ -11,8 +11,8 @@ from django.db import models
 from django.utils import timezone
 from pgvector.django import HnswIndex
 
-from retrieval_app.core.fields import EmbeddedModel
-from retrieval_app.core.text import TEXT_SEARCH_CONFIG
+from foundation.fields import EmbeddedModel
+from foundation.text import TEXT_SEARCH_CONFIG
 
 
 class Document(models.Model):

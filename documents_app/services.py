@@ -21,19 +21,18 @@ from django.db import DatabaseError, IntegrityError, OperationalError, connectio
 from django.db.models import F, Q
 from django.utils import timezone
 
-from config import task_names
 from documents_app import parsing, sandbox, titles, tree
 from documents_app.exceptions import DocumentNotFound, DocumentTooLarge, InvalidTitle, StorageFull, UnsupportedDocument
 from documents_app.models import Document, DocumentNode
 from documents_app.signals import document_deleted
 from documents_app.uris import document_uri
-from retrieval_app.core import ai
-from retrieval_app.core.accounting import record_call
-from retrieval_app.core.ai import extractive
-from retrieval_app.core.ai.engines import abstract_of
-from retrieval_app.core.ai.tokens import tokens_for_chars
-from retrieval_app.core.push import push_on_commit
-from retrieval_app.core.queues import enqueue, enqueue_on_commit
+from foundation import ai, task_names
+from foundation.accounting import record_call
+from foundation.ai import extractive
+from foundation.ai.engines import abstract_of
+from foundation.ai.tokens import tokens_for_chars
+from foundation.push import push_on_commit
+from foundation.queues import enqueue, enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from config import task_names
 from documents_app import services
 from documents_app.models import Document
-from retrieval_app.core.tasks import EMBEDDING_RETRY
+from foundation import task_names
+from foundation.tasks import EMBEDDING_RETRY
 
 # A second that the claim may have gone stale by when the deferred job looks again.
 CLAIM_RECHECK_MARGIN_S = 1.0

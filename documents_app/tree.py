@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from documents_app.parsing import Block
 from documents_app.uris import chunk_uri, section_uri
-from retrieval_app.core.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
+from foundation.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 
 DEFAULT_CHUNK_TOKENS = 300
 DEFAULT_OVERLAP_TOKENS = 40

@@ -12,7 +12,7 @@ import re
 import uuid
 from dataclasses import dataclass
 
-from retrieval_app.core.uris import SCHEME, viking_uri
+from foundation.uris import SCHEME, viking_uri
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _RESOURCE = re.compile(rf"^{re.escape(SCHEME)}resources/users/(\d{{1,18}})(?:/documents(?:/({_UUID})(/[\w/]*)?)?)?/?$")

@@ -1,5 +1,4 @@
-"""Retrieval's own records: the trace of every search, kept for debugging and the admin; the worker
-jobs that could not be handed to the broker, kept until it is back; and people's API tokens."""
+"""Retrieval's own record: the trace of every search, kept for debugging and the operators' pages."""
 
 from __future__ import annotations
 
@@ -71,80 +70,3 @@ class SearchTrace(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.query[:60]}"
-
-
-class ModelCall(models.Model):
-    """One call to a model (embedding or text generation): what it was for, its tokens, cost and time."""
-
-    class Kind(models.TextChoices):
-        EMBEDDING = "embedding", "embedding"
-        GENERATION = "generation", "generation"
-
-    kind = models.CharField(max_length=16, choices=Kind.choices)
-    purpose = models.CharField(max_length=64, help_text="What the call served, e.g. archive_overview.")
-    backend = models.CharField(max_length=32, help_text="local, extractive or litellm")
-    model = models.CharField(max_length=200)
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="model_calls"
-    )
-    # The conversation the call served, when it served one (a chat turn, a commit, a summary). Kept when
-    # the conversation is deleted: the call was made and paid for all the same.
-    session = models.ForeignKey(
-        "sessions_app.ChatSession", null=True, blank=True, on_delete=models.SET_NULL, related_name="model_calls"
-    )
-    input_count = models.PositiveIntegerField(default=1, help_text="Texts embedded, or 1 for a generation.")
-    input_tokens = models.PositiveIntegerField(default=0)
-    output_tokens = models.PositiveIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
-    latency_ms = models.FloatField(default=0.0)
-    attempts = models.PositiveSmallIntegerField(default=1)
-    ok = models.BooleanField(default=True)
-    error = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
-
-    class Meta:
-        indexes = [
-            models.Index(fields=["purpose", "-created_at"], name="modelcall_purpose_idx"),
-            models.Index(fields=["owner", "-created_at"], name="modelcall_owner_created_idx"),
-            models.Index(fields=["-created_at"], name="modelcall_failed_created_idx", condition=models.Q(ok=False)),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.model} for {self.purpose}"
-
-
-class QueuedTask(models.Model):
-    """A worker job that could not be handed to the broker (Redis down): kept here, in the database the
-    request wrote to anyway, until a worker's sweep sends it (``retrieval_app.core.queues``)."""
-
-    task = models.CharField(max_length=200)
-    args = models.JSONField(default=list)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    def __str__(self) -> str:
-        return f"{self.task}{tuple(self.args)}"
-
-
-class ApiToken(models.Model):
-    """An API token of one person (``retrieval_app.core.tokens``): only a digest of its key is kept;
-    the key itself is shown once, when the token is created. A named token is made on the account page;
-    a sign-in token by ``POST /api/auth/token`` or ``manage.py drf_create_token``."""
-
-    class Kind(models.TextChoices):
-        NAMED = "named", "named"
-        SIGN_IN = "sign_in", "sign-in"
-
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    name = models.CharField(max_length=100, help_text="What the person uses it for, e.g. the agent's name.")
-    prefix = models.CharField(max_length=16, help_text="The key's first characters, to recognise it by.")
-    key_digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the key, in hex.")
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.NAMED)
-    created_at = models.DateTimeField(default=timezone.now)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    expires_at = models.DateTimeField(null=True, blank=True, help_text="When the token stops working (never if empty).")
-
-    class Meta:
-        indexes = [models.Index(fields=["owner", "-created_at"], name="apitoken_owner_created_idx")]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.prefix}…)"

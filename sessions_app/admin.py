@@ -7,19 +7,19 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin
 from django.db import models
+from django.db.models import Count
 from django.urls import reverse
 from django.utils.html import format_html
 
-from config.parsers import JSON_VALUE_MAX_DEPTH, json_problem, readable_path
-from retrieval_app.core.admin import (
+from foundation.admin import (
     EmbeddedFilter,
     EmbeddingAdminMixin,
     ReadOnlyAdminMixin,
     ServiceDeleteMixin,
     confirmed_action,
 )
-from retrieval_app.core.ai.memories import label as memory_label
-from retrieval_app.models import SearchTrace
+from foundation.ai.memories import label as memory_label
+from foundation.parsers import JSON_VALUE_MAX_DEPTH, json_problem, readable_path
 from sessions_app import selectors, services
 from sessions_app.models import Archive, ChatSession, Memory, Message
 
@@ -129,7 +129,8 @@ class ChatSessionAdmin(ShownMetadataMixin, ServiceDeleteMixin, admin.ModelAdmin)
         return {
             "messages": Message.objects.filter(session_id__in=ids).count(),
             "archives": Archive.objects.filter(session_id__in=ids).count(),
-            "search traces": SearchTrace.objects.filter(session_id__in=ids).count(),
+            # Traces are retrieval's rows; they go with their conversation (their foreign key cascades).
+            "search traces": ChatSession.objects.filter(pk__in=ids).aggregate(n=Count("search_traces"))["n"],
         }
 
 

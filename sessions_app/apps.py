@@ -7,7 +7,7 @@ class SessionsAppConfig(AppConfig):
 
     def ready(self) -> None:
         # Models can be imported only once the app registry is ready, hence here (Django's own idiom).
-        from retrieval_app.core.embedding import embeddable_register
+        from foundation.embedding import embeddable_register
         from sessions_app.embeddables import EMBEDDABLES
 
         for kind in EMBEDDABLES:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db.models import Q
 
-from retrieval_app.core.ai.memories import implication, label
-from retrieval_app.core.embedding import Embeddable
+from foundation.ai.memories import implication, label
+from foundation.embedding import Embeddable
 from sessions_app.models import Archive, Memory, Message
 
 PREVIOUS_TURN_CHARS = 300

@@ -1,6 +1,6 @@
-"""Errors of sessions and memory; mapped to HTTP in config.api."""
+"""Errors of sessions and memory; mapped to HTTP in foundation.api."""
 
-from config.exceptions import ConflictError, NotFoundError
+from foundation.exceptions import ConflictError, NotFoundError
 
 
 class SessionNotFound(NotFoundError):

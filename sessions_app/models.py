@@ -12,9 +12,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from pgvector.django import HnswIndex
 
-from retrieval_app.core.ai.memories import CATEGORIES
-from retrieval_app.core.fields import EmbeddedModel
-from retrieval_app.core.text import TEXT_SEARCH_CONFIG
+from foundation.ai.memories import CATEGORIES
+from foundation.fields import EmbeddedModel
+from foundation.text import TEXT_SEARCH_CONFIG
 from sessions_app.uris import memory_uri, session_uri
 
 

@@ -29,10 +29,10 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast, Coalesce
 
-from config.parsers import json_loads_within_depth
-from retrieval_app.core.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
-from retrieval_app.core.text import TEXT_SEARCH_CONFIG
-from retrieval_app.core.vectors import cosine_distance
+from foundation.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
+from foundation.parsers import json_loads_within_depth
+from foundation.text import TEXT_SEARCH_CONFIG
+from foundation.vectors import cosine_distance
 from sessions_app.exceptions import MemoryNotFound, SessionNotFound
 from sessions_app.models import Archive, ChatSession, Memory, Message
 

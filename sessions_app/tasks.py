@@ -1,12 +1,12 @@
 """Celery tasks of sessions and memory: they take ids, re-fetch rows and are idempotent. (Embedding
-jobs are the foundation's, for every kind of row: ``retrieval_app.core.tasks``.)"""
+jobs are the foundation's, for every kind of row: ``foundation.tasks``.)"""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
 
-from config import task_names
+from foundation import task_names
 from sessions_app import services
 from sessions_app.exceptions import SessionNotFound
 from sessions_app.models import ChatSession

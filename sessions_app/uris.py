@@ -3,7 +3,7 @@ Every one is built here, and nowhere else."""
 
 from __future__ import annotations
 
-from retrieval_app.core.uris import uri_parts, viking_uri
+from foundation.uris import uri_parts, viking_uri
 
 
 def session_uri(session_id: object) -> str:

@@ -2,7 +2,8 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from tests.factories import UserFactory
+from tests.factories import UserFactory, index_document
+from tests.samples import KETTLE, ROUTER
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -52,3 +53,16 @@ def hosted_llm(fake_llm, settings):
     settings.LLM_MAX_RETRIES = 0
     settings.LLM_TIMEOUT_S = 10
     return fake_llm
+
+
+@pytest.fixture
+def library(user):
+    """Two indexed product manuals of the signed-in user."""
+    return {"router": index_document(user, "router.md", ROUTER), "kettle": index_document(user, "kettle.md", KETTLE)}
+
+
+@pytest.fixture
+def staff_api(api_client, db):
+    """The API as a staff member calls it: health answers with versions, errors and backlogs."""
+    api_client.force_authenticate(UserFactory(is_staff=True))
+    return api_client

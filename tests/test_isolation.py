@@ -27,12 +27,12 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from accounts_app.models import Invitation
+from accounts_app.models import ApiToken, Invitation
 from accounts_app.services import invitation_create
+from accounts_app.tokens import api_token_create
 from config.asgi import application
 from documents_app.models import Document, DocumentNode
-from retrieval_app.core.tokens import api_token_create
-from retrieval_app.models import ApiToken, SearchTrace
+from retrieval_app.models import SearchTrace
 from sessions_app import services as sessions
 from sessions_app.api.paging import cursor_encode
 from sessions_app.models import Archive, ChatSession, Memory, Message

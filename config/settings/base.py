@@ -32,10 +32,15 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
-    "retrieval_app",
+    # Lowest first: each app imports only those above it in this list (see docs/architecture.md).
+    "foundation",
+    "accounts_app",
     "sessions_app",
     "documents_app",
-    "accounts_app",
+    "retrieval_app",
+    "chat_app",
+    "operations_app",
+    "web_app",
 ]
 
 MIDDLEWARE = [
@@ -46,10 +51,10 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "config.security.LoginThrottleMiddleware",
+    "foundation.security.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "config.security.ContentSecurityPolicyMiddleware",
+    "foundation.security.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -112,7 +117,7 @@ def _database() -> dict:
     # Filtered nearest-neighbour queries keep scanning the HNSW graph until enough rows pass the
     # filter (pgvector >= 0.8), instead of returning fewer rows than asked; see retrieval_app.vectors.
     # No statement, and no transaction left open, holds a connection for minutes (0 turns a limit off;
-    # migrations lift the statement limit, see config.connections).
+    # migrations lift the statement limit, see foundation.connections).
     options.setdefault(
         "options",
         "-c hnsw.iterative_scan=strict_order"
@@ -184,9 +189,9 @@ CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 # Every publish (a request queuing a job, a worker queuing the next, the supervisor's rescue) retries once
 # at once: that covers a pooled connection that went stale when Redis restarted. Celery's default (three
 # more tries, 0.2 s apart, each preceded by a connect) only adds waiting while Redis is down, and a job
-# refused then is kept in the database (retrieval_app.core.queues) or asked for again on the next round.
+# refused then is kept in the database (foundation.queues) or asked for again on the next round.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0, "interval_max": 0}
-CELERY_BROKER_TRANSPORT = "config.celery:RedisTransport"
+CELERY_BROKER_TRANSPORT = "foundation.celery:RedisTransport"
 CELERY_RESULT_EXPIRES = 3600
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 2, minimum=1)
 
@@ -208,7 +213,7 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT") or BASE_DIR / "var" / "media")
 FILE_UPLOAD_PERMISSIONS = 0o600
 FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 # Debug pages and error reports mask URL passwords (Redis, database) and API tokens.
-DEFAULT_EXCEPTION_REPORTER_FILTER = "config.security.SecretsFilter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "foundation.security.SecretsFilter"
 MEDIA_URL = "media/"
 
 # Every user signs in here (the admin's own form admits staff only).
@@ -224,16 +229,16 @@ JOIN_THROTTLE_RATE = env_str("JOIN_THROTTLE_RATE", "10/hour")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "retrieval_app.core.credentials.ApiTokenAuthentication",
+        "accounts_app.credentials.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "foundation.schema.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "EXCEPTION_HANDLER": "foundation.api.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
-        "config.parsers.BoundedJSONParser",
+        "foundation.parsers.BoundedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
@@ -268,8 +273,8 @@ SPECTACULAR_SETTINGS = {
         "MemoryOriginEnum": ["memory"],
         "ConversationOriginEnum": ["conversation"],
     },
-    # OpenAPI 3.0 cannot describe a websocket: config.schema adds its events as an extension.
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.schema.document_websocket"],
+    # OpenAPI 3.0 cannot describe a websocket: foundation.schema adds its events as an extension.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "foundation.schema.document_websocket"],
 }
 
 # --- Models ---------------------------------------------------------------------------------------
@@ -311,7 +316,7 @@ AUTO_COMMIT_TURNS = env_int("AUTO_COMMIT_TURNS", 40, minimum=0)
 # The verbatim history handed to a model: at most HISTORY_MAX_TURNS turns within this many tokens.
 HISTORY_TOKEN_BUDGET = env_int("HISTORY_TOKEN_BUDGET", 800, minimum=50)
 ROLLING_SUMMARY_MAX_WORDS = env_int("ROLLING_SUMMARY_MAX_WORDS", 200, minimum=20)
-# Cross-session recall: cosine similarity floor. Unset: tuned per embedding model (see retrieval_app.search.recall).
+# Cross-session recall: cosine similarity floor. Unset: tuned per embedding model (see retrieval_app.recall).
 RECALL_SIMILARITY_THRESHOLD = env_str("RECALL_SIMILARITY_THRESHOLD")
 # What a message's vector is made from: its words alone ("none"), with its speaker and date
 # ("speaker"), or also with the turn it answers ("full"); bench/recall_eval.py measures them.
@@ -408,7 +413,7 @@ CHAT_CONTEXT_HITS = env_int("CHAT_CONTEXT_HITS", 6, minimum=1)
 CHAT_CONTEXT_TOKENS = env_int("CHAT_CONTEXT_TOKENS", 1500, minimum=50)
 # Answers streaming at once per server process; more get a "busy" error.
 CHAT_MAX_CONCURRENT_TURNS = env_int("CHAT_MAX_CONCURRENT_TURNS", 200, minimum=1)
-# Each retrieved passage's relevance is judged (0 to 1, see retrieval_app.chat.relevance; calibrated by
+# Each retrieved passage's relevance is judged (0 to 1, see chat_app.relevance; calibrated by
 # bench/mood_calibration.py): an answer resting on a passage judged at least CHAT_MOOD_CONFIDENT_SCORE is
 # "confident"; passages from CHAT_RELEVANCE_FLOOR up are quoted as weakly relevant ("uncertain"); below
 # it, a passage is not quoted at all.

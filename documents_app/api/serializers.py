@@ -5,11 +5,11 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api import reject_nul
-from config.schema import non_blank_text, viking_uri
 from documents_app.models import Document
 from documents_app.selectors import LEVELS
 from documents_app.titles import MAX_TITLE_CHARS
+from foundation.api import reject_nul
+from foundation.schema import non_blank_text, viking_uri
 
 
 class UploadSerializer(serializers.Serializer):

@@ -11,14 +11,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import validated
-from config.parsers import refuse_oversized
-from config.schema import errors
 from documents_app import selectors, services
 from documents_app.api import serializers as s
 from documents_app.exceptions import DocumentTooLarge, StorageFull
 from documents_app.models import Document, DocumentNode
 from documents_app.selectors import LEVELS
+from foundation.api import validated
+from foundation.parsers import refuse_oversized
+from foundation.schema import errors
 
 
 def _detail(document) -> dict:

@@ -5,14 +5,13 @@ import django.contrib.postgres.search
 import django.db.models.deletion
 import django.utils.timezone
 import pgvector.django.indexes
-import retrieval_app.core.fields
+import foundation.fields
 import uuid
 from django.conf import settings
 from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -22,84 +21,150 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Document',
+            name="Document",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('uri', models.CharField(max_length=512, unique=True)),
-                ('title', models.CharField(blank=True, default='', max_length=512)),
-                ('filename', models.CharField(blank=True, default='', max_length=512)),
-                ('media_type', models.CharField(blank=True, default='', max_length=128)),
-                ('size_bytes', models.PositiveBigIntegerField(default=0)),
-                ('content_hash', models.CharField(help_text='SHA-256 of the uploaded bytes.', max_length=64)),
-                ('file', models.FileField(blank=True, upload_to='documents/%Y/%m/')),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('indexing', 'indexing'), ('ready', 'ready'), ('failed', 'failed')], default='pending', max_length=16)),
-                ('error', models.TextField(blank=True, default='')),
-                ('node_count', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('indexed_at', models.DateTimeField(blank=True, null=True)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='documents', to=settings.AUTH_USER_MODEL)),
+                ("id", models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
+                ("uri", models.CharField(max_length=512, unique=True)),
+                ("title", models.CharField(blank=True, default="", max_length=512)),
+                ("filename", models.CharField(blank=True, default="", max_length=512)),
+                ("media_type", models.CharField(blank=True, default="", max_length=128)),
+                ("size_bytes", models.PositiveBigIntegerField(default=0)),
+                ("content_hash", models.CharField(help_text="SHA-256 of the uploaded bytes.", max_length=64)),
+                ("file", models.FileField(blank=True, upload_to="documents/%Y/%m/")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("indexing", "indexing"),
+                            ("ready", "ready"),
+                            ("failed", "failed"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("error", models.TextField(blank=True, default="")),
+                ("node_count", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("indexed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="documents",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='DocumentNode',
+            name="DocumentNode",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('embedding', retrieval_app.core.fields.EmbeddingField(blank=True, editable=False, null=True)),
-                ('embedding_model', models.CharField(blank=True, default='', editable=False, max_length=200)),
-                ('uri', models.CharField(max_length=512, unique=True)),
-                ('parent_uri', models.CharField(blank=True, default='', max_length=512)),
-                ('kind', models.CharField(choices=[('document', 'document'), ('section', 'section'), ('chunk', 'chunk')], max_length=16)),
-                ('level', models.PositiveSmallIntegerField(help_text='Depth in the tree: 0 for the document itself.')),
-                ('position', models.PositiveIntegerField(help_text='Order among its siblings.')),
-                ('title', models.CharField(blank=True, default='', max_length=512)),
-                ('abstract', models.TextField(blank=True, default='', help_text='L0')),
-                ('overview', models.TextField(blank=True, default='', help_text='L1')),
-                ('content', models.TextField(blank=True, default='', help_text='L2')),
-                ('content_hash', models.CharField(blank=True, default='', max_length=64)),
-                ('token_count', models.PositiveIntegerField(default=0)),
-                ('search_vector', models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.CombinedSearchVector(django.contrib.postgres.search.CombinedSearchVector(django.contrib.postgres.search.SearchVector('title', config='english', weight='A'), '||', django.contrib.postgres.search.SearchVector('abstract', 'overview', config='english', weight='B'), django.contrib.postgres.search.SearchConfig('english')), '||', django.contrib.postgres.search.SearchVector('content', config='english', weight='D'), django.contrib.postgres.search.SearchConfig('english')), output_field=django.contrib.postgres.search.SearchVectorField())),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='nodes', to='documents_app.document')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='document_nodes', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("embedding", foundation.fields.EmbeddingField(blank=True, editable=False, null=True)),
+                ("embedding_model", models.CharField(blank=True, default="", editable=False, max_length=200)),
+                ("uri", models.CharField(max_length=512, unique=True)),
+                ("parent_uri", models.CharField(blank=True, default="", max_length=512)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("document", "document"), ("section", "section"), ("chunk", "chunk")], max_length=16
+                    ),
+                ),
+                ("level", models.PositiveSmallIntegerField(help_text="Depth in the tree: 0 for the document itself.")),
+                ("position", models.PositiveIntegerField(help_text="Order among its siblings.")),
+                ("title", models.CharField(blank=True, default="", max_length=512)),
+                ("abstract", models.TextField(blank=True, default="", help_text="L0")),
+                ("overview", models.TextField(blank=True, default="", help_text="L1")),
+                ("content", models.TextField(blank=True, default="", help_text="L2")),
+                ("content_hash", models.CharField(blank=True, default="", max_length=64)),
+                ("token_count", models.PositiveIntegerField(default=0)),
+                (
+                    "search_vector",
+                    models.GeneratedField(
+                        db_persist=True,
+                        expression=django.contrib.postgres.search.CombinedSearchVector(
+                            django.contrib.postgres.search.CombinedSearchVector(
+                                django.contrib.postgres.search.SearchVector("title", config="english", weight="A"),
+                                "||",
+                                django.contrib.postgres.search.SearchVector(
+                                    "abstract", "overview", config="english", weight="B"
+                                ),
+                                django.contrib.postgres.search.SearchConfig("english"),
+                            ),
+                            "||",
+                            django.contrib.postgres.search.SearchVector("content", config="english", weight="D"),
+                            django.contrib.postgres.search.SearchConfig("english"),
+                        ),
+                        output_field=django.contrib.postgres.search.SearchVectorField(),
+                    ),
+                ),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="nodes", to="documents_app.document"
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="document_nodes",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
+                "abstract": False,
             },
         ),
         migrations.AddIndex(
-            model_name='document',
-            index=models.Index(fields=['owner', 'status', '-created_at'], name='document_owner_status_idx'),
+            model_name="document",
+            index=models.Index(fields=["owner", "status", "-created_at"], name="document_owner_status_idx"),
         ),
         migrations.AddConstraint(
-            model_name='document',
-            constraint=models.UniqueConstraint(fields=('owner', 'content_hash'), name='document_owner_hash_uniq'),
+            model_name="document",
+            constraint=models.UniqueConstraint(fields=("owner", "content_hash"), name="document_owner_hash_uniq"),
         ),
         migrations.AddIndex(
-            model_name='documentnode',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='docnode_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            model_name="documentnode",
+            index=pgvector.django.indexes.HnswIndex(
+                ef_construction=64,
+                fields=["embedding"],
+                m=16,
+                name="docnode_embedding_hnsw",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddIndex(
-            model_name='documentnode',
-            index=django.contrib.postgres.indexes.GinIndex(fields=['search_vector'], name='docnode_search_gin'),
+            model_name="documentnode",
+            index=django.contrib.postgres.indexes.GinIndex(fields=["search_vector"], name="docnode_search_gin"),
         ),
         migrations.AddIndex(
-            model_name='documentnode',
-            index=models.Index(fields=['owner', 'kind', 'embedding_model'], name='docnode_owner_kind_idx'),
+            model_name="documentnode",
+            index=models.Index(fields=["owner", "kind", "embedding_model"], name="docnode_owner_kind_idx"),
         ),
         migrations.AddIndex(
-            model_name='documentnode',
-            index=models.Index(fields=['document', 'level', 'position'], name='docnode_doc_level_pos_idx'),
+            model_name="documentnode",
+            index=models.Index(fields=["document", "level", "position"], name="docnode_doc_level_pos_idx"),
         ),
         migrations.AddIndex(
-            model_name='documentnode',
-            index=models.Index(fields=['parent_uri', 'position'], name='docnode_parent_pos_idx'),
+            model_name="documentnode",
+            index=models.Index(fields=["parent_uri", "position"], name="docnode_parent_pos_idx"),
         ),
         migrations.AddIndex(
-            model_name='documentnode',
-            index=models.Index(fields=['uri'], name='docnode_uri_prefix_idx', opclasses=['varchar_pattern_ops']),
+            model_name="documentnode",
+            index=models.Index(fields=["uri"], name="docnode_uri_prefix_idx", opclasses=["varchar_pattern_ops"]),
         ),
         migrations.AddConstraint(
-            model_name='documentnode',
-            constraint=models.CheckConstraint(condition=models.Q(('embedding__isnull', True), models.Q(('embedding_model', ''), _negated=True), _connector='OR'), name='documents_app_documentnode_embedding_has_model'),
+            model_name="documentnode",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("embedding__isnull", True), models.Q(("embedding_model", ""), _negated=True), _connector="OR"
+                ),
+                name="documents_app_documentnode_embedding_has_model",
+            ),
         ),
     ]

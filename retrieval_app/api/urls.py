@@ -8,6 +8,4 @@ urlpatterns = [
     path("retrieval/find", views.FindView.as_view(), name="retrieval-find"),
     path("retrieval/search", views.SearchView.as_view(), name="retrieval-search"),
     path("memory/recall", views.RecallView.as_view(), name="memory-recall"),
-    path("ai/chat", views.ChatView.as_view(), name="chat"),
-    path("ai/chat/stream", views.ChatStreamView.as_view(), name="chat-stream"),
 ]

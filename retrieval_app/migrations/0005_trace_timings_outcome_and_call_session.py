@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-# The stage names of the time (retrieval_app.core.tracing), frozen here as a migration must be.
+# The stage names of the time (foundation.tracing), frozen here as a migration must be.
 TIMED = {
     "query": "embedding",
     "session_context": "session_context",

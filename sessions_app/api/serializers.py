@@ -6,10 +6,10 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api import reject_nul, storable_json, storable_text
-from config.parsers import json_within_depth
-from config.schema import JSON_OBJECT, non_blank_text
-from retrieval_app.core.ai.memories import label
+from foundation.ai.memories import label
+from foundation.api import reject_nul, storable_json, storable_text
+from foundation.parsers import json_within_depth
+from foundation.schema import JSON_OBJECT, non_blank_text
 from sessions_app.models import Memory, Message
 
 

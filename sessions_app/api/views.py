@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import validated
+from foundation.api import validated
 from sessions_app import selectors, services
 from sessions_app.api import serializers as s
 from sessions_app.api.paging import PAGE_DEFAULT_SIZE, PAGE_PARAMETERS, PageQuerySerializer, page_bounds, page_cursors

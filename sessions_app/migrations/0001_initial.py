@@ -6,14 +6,13 @@ import django.db.models.deletion
 import django.db.models.functions.comparison
 import django.utils.timezone
 import pgvector.django.indexes
-import retrieval_app.core.fields
+import foundation.fields
 import uuid
 from django.conf import settings
 from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -23,163 +22,324 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='ChatSession',
+            name="ChatSession",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('agent_id', models.CharField(blank=True, db_index=True, default='', max_length=128)),
-                ('title', models.CharField(blank=True, default='', max_length=255)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('last_message_at', models.DateTimeField(blank=True, null=True)),
-                ('committed_at', models.DateTimeField(blank=True, null=True)),
-                ('rolling_summary', models.TextField(blank=True, default='')),
-                ('summary_through_seq', models.PositiveIntegerField(default=0)),
-                ('summary_updated_at', models.DateTimeField(blank=True, null=True)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chat_sessions', to=settings.AUTH_USER_MODEL)),
+                ("id", models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
+                ("agent_id", models.CharField(blank=True, db_index=True, default="", max_length=128)),
+                ("title", models.CharField(blank=True, default="", max_length=255)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("last_message_at", models.DateTimeField(blank=True, null=True)),
+                ("committed_at", models.DateTimeField(blank=True, null=True)),
+                ("rolling_summary", models.TextField(blank=True, default="")),
+                ("summary_through_seq", models.PositiveIntegerField(default=0)),
+                ("summary_updated_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="chat_sessions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Archive',
+            name="Archive",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('embedding', retrieval_app.core.fields.EmbeddingField(blank=True, editable=False, null=True)),
-                ('embedding_model', models.CharField(blank=True, default='', editable=False, max_length=200)),
-                ('agent_id', models.CharField(blank=True, default='', max_length=128)),
-                ('index', models.PositiveIntegerField(help_text="1 for the session's first archive, then 2, 3, ...")),
-                ('uri', models.CharField(max_length=255, unique=True)),
-                ('first_seq', models.PositiveIntegerField()),
-                ('last_seq', models.PositiveIntegerField()),
-                ('message_count', models.PositiveIntegerField()),
-                ('abstract', models.TextField(blank=True, default='', help_text='L0: one line.')),
-                ('overview', models.TextField(blank=True, default='', help_text='L1: topic, intent, outcome, open items, facts.')),
-                ('overview_data', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='archives', to=settings.AUTH_USER_MODEL)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='archives', to='sessions_app.chatsession')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("embedding", foundation.fields.EmbeddingField(blank=True, editable=False, null=True)),
+                ("embedding_model", models.CharField(blank=True, default="", editable=False, max_length=200)),
+                ("agent_id", models.CharField(blank=True, default="", max_length=128)),
+                ("index", models.PositiveIntegerField(help_text="1 for the session's first archive, then 2, 3, ...")),
+                ("uri", models.CharField(max_length=255, unique=True)),
+                ("first_seq", models.PositiveIntegerField()),
+                ("last_seq", models.PositiveIntegerField()),
+                ("message_count", models.PositiveIntegerField()),
+                ("abstract", models.TextField(blank=True, default="", help_text="L0: one line.")),
+                (
+                    "overview",
+                    models.TextField(
+                        blank=True, default="", help_text="L1: topic, intent, outcome, open items, facts."
+                    ),
+                ),
+                ("overview_data", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="archives",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="archives",
+                        to="sessions_app.chatsession",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['session', 'index'],
-                'abstract': False,
+                "ordering": ["session", "index"],
+                "abstract": False,
             },
         ),
         migrations.CreateModel(
-            name='Message',
+            name="Message",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('embedding', retrieval_app.core.fields.EmbeddingField(blank=True, editable=False, null=True)),
-                ('embedding_model', models.CharField(blank=True, default='', editable=False, max_length=200)),
-                ('agent_id', models.CharField(blank=True, default='', max_length=128)),
-                ('seq', models.PositiveIntegerField()),
-                ('role', models.CharField(choices=[('user', 'user'), ('assistant', 'assistant'), ('system', 'system')], max_length=16)),
-                ('content', models.TextField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('token_count', models.PositiveIntegerField(default=0)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('search_vector', models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.SearchVector('content', config='english'), output_field=django.contrib.postgres.search.SearchVectorField())),
-                ('archive', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='messages', to='sessions_app.archive')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chat_messages', to=settings.AUTH_USER_MODEL)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='sessions_app.chatsession')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("embedding", foundation.fields.EmbeddingField(blank=True, editable=False, null=True)),
+                ("embedding_model", models.CharField(blank=True, default="", editable=False, max_length=200)),
+                ("agent_id", models.CharField(blank=True, default="", max_length=128)),
+                ("seq", models.PositiveIntegerField()),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("user", "user"), ("assistant", "assistant"), ("system", "system")], max_length=16
+                    ),
+                ),
+                ("content", models.TextField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("token_count", models.PositiveIntegerField(default=0)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                (
+                    "search_vector",
+                    models.GeneratedField(
+                        db_persist=True,
+                        expression=django.contrib.postgres.search.SearchVector("content", config="english"),
+                        output_field=django.contrib.postgres.search.SearchVectorField(),
+                    ),
+                ),
+                (
+                    "archive",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="messages",
+                        to="sessions_app.archive",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="chat_messages",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="messages",
+                        to="sessions_app.chatsession",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['session', 'seq'],
-                'abstract': False,
+                "ordering": ["session", "seq"],
+                "abstract": False,
             },
         ),
         migrations.CreateModel(
-            name='Memory',
+            name="Memory",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('embedding', retrieval_app.core.fields.EmbeddingField(blank=True, editable=False, null=True)),
-                ('embedding_model', models.CharField(blank=True, default='', editable=False, max_length=200)),
-                ('agent_id', models.CharField(blank=True, default='', max_length=128)),
-                ('category', models.CharField(choices=[('profile', 'profile'), ('preferences', 'preferences'), ('entities', 'entities'), ('events', 'events'), ('cases', 'cases'), ('patterns', 'patterns')], max_length=32)),
-                ('key', models.CharField(max_length=255)),
-                ('content', models.TextField()),
-                ('history', models.JSONField(blank=True, default=list)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('search_vector', models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.SearchVector('key', 'content', config='english'), output_field=django.contrib.postgres.search.SearchVectorField())),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memories', to=settings.AUTH_USER_MODEL)),
-                ('source_archive', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='memories', to='sessions_app.archive')),
-                ('superseded_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='supersedes', to='sessions_app.memory')),
-                ('source_messages', models.ManyToManyField(blank=True, related_name='memories', to='sessions_app.message')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("embedding", foundation.fields.EmbeddingField(blank=True, editable=False, null=True)),
+                ("embedding_model", models.CharField(blank=True, default="", editable=False, max_length=200)),
+                ("agent_id", models.CharField(blank=True, default="", max_length=128)),
+                (
+                    "category",
+                    models.CharField(
+                        choices=[
+                            ("profile", "profile"),
+                            ("preferences", "preferences"),
+                            ("entities", "entities"),
+                            ("events", "events"),
+                            ("cases", "cases"),
+                            ("patterns", "patterns"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("key", models.CharField(max_length=255)),
+                ("content", models.TextField()),
+                ("history", models.JSONField(blank=True, default=list)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "search_vector",
+                    models.GeneratedField(
+                        db_persist=True,
+                        expression=django.contrib.postgres.search.SearchVector("key", "content", config="english"),
+                        output_field=django.contrib.postgres.search.SearchVectorField(),
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memories",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "source_archive",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="memories",
+                        to="sessions_app.archive",
+                    ),
+                ),
+                (
+                    "superseded_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="supersedes",
+                        to="sessions_app.memory",
+                    ),
+                ),
+                (
+                    "source_messages",
+                    models.ManyToManyField(blank=True, related_name="memories", to="sessions_app.message"),
+                ),
             ],
             options={
-                'verbose_name_plural': 'memories',
-                'abstract': False,
+                "verbose_name_plural": "memories",
+                "abstract": False,
             },
         ),
         migrations.AddIndex(
-            model_name='chatsession',
-            index=models.Index(models.F('owner'), models.F('agent_id'), models.OrderBy(django.db.models.functions.comparison.Coalesce('last_message_at', 'created_at'), descending=True), name='session_agent_activity_idx'),
+            model_name="chatsession",
+            index=models.Index(
+                models.F("owner"),
+                models.F("agent_id"),
+                models.OrderBy(
+                    django.db.models.functions.comparison.Coalesce("last_message_at", "created_at"), descending=True
+                ),
+                name="session_agent_activity_idx",
+            ),
         ),
         migrations.AddIndex(
-            model_name='chatsession',
-            index=models.Index(models.F('owner'), models.OrderBy(django.db.models.functions.comparison.Coalesce('last_message_at', 'created_at'), descending=True), name='session_owner_activity_idx'),
+            model_name="chatsession",
+            index=models.Index(
+                models.F("owner"),
+                models.OrderBy(
+                    django.db.models.functions.comparison.Coalesce("last_message_at", "created_at"), descending=True
+                ),
+                name="session_owner_activity_idx",
+            ),
         ),
         migrations.AddIndex(
-            model_name='archive',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='archive_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            model_name="archive",
+            index=pgvector.django.indexes.HnswIndex(
+                ef_construction=64,
+                fields=["embedding"],
+                m=16,
+                name="archive_embedding_hnsw",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddIndex(
-            model_name='archive',
-            index=models.Index(fields=['owner', 'agent_id', 'embedding_model'], name='archive_owner_agent_idx'),
+            model_name="archive",
+            index=models.Index(fields=["owner", "agent_id", "embedding_model"], name="archive_owner_agent_idx"),
         ),
         migrations.AddConstraint(
-            model_name='archive',
-            constraint=models.CheckConstraint(condition=models.Q(('embedding__isnull', True), models.Q(('embedding_model', ''), _negated=True), _connector='OR'), name='sessions_app_archive_embedding_has_model'),
+            model_name="archive",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("embedding__isnull", True), models.Q(("embedding_model", ""), _negated=True), _connector="OR"
+                ),
+                name="sessions_app_archive_embedding_has_model",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='archive',
-            constraint=models.UniqueConstraint(fields=('session', 'index'), name='archive_session_index_uniq'),
+            model_name="archive",
+            constraint=models.UniqueConstraint(fields=("session", "index"), name="archive_session_index_uniq"),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='message_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            model_name="message",
+            index=pgvector.django.indexes.HnswIndex(
+                ef_construction=64,
+                fields=["embedding"],
+                m=16,
+                name="message_embedding_hnsw",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=django.contrib.postgres.indexes.GinIndex(fields=['search_vector'], name='message_search_gin'),
+            model_name="message",
+            index=django.contrib.postgres.indexes.GinIndex(fields=["search_vector"], name="message_search_gin"),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(fields=['owner', 'agent_id', 'embedding_model'], name='message_owner_agent_idx'),
+            model_name="message",
+            index=models.Index(fields=["owner", "agent_id", "embedding_model"], name="message_owner_agent_idx"),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(fields=['owner', '-created_at'], name='message_owner_created_idx'),
+            model_name="message",
+            index=models.Index(fields=["owner", "-created_at"], name="message_owner_created_idx"),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(condition=models.Q(('embedding__isnull', True)), fields=['id'], name='message_unembedded_idx'),
+            model_name="message",
+            index=models.Index(
+                condition=models.Q(("embedding__isnull", True)), fields=["id"], name="message_unembedded_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='message',
-            constraint=models.CheckConstraint(condition=models.Q(('embedding__isnull', True), models.Q(('embedding_model', ''), _negated=True), _connector='OR'), name='sessions_app_message_embedding_has_model'),
+            model_name="message",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("embedding__isnull", True), models.Q(("embedding_model", ""), _negated=True), _connector="OR"
+                ),
+                name="sessions_app_message_embedding_has_model",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='message',
-            constraint=models.UniqueConstraint(fields=('session', 'seq'), name='message_session_seq_uniq'),
+            model_name="message",
+            constraint=models.UniqueConstraint(fields=("session", "seq"), name="message_session_seq_uniq"),
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='memory_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            model_name="memory",
+            index=pgvector.django.indexes.HnswIndex(
+                ef_construction=64,
+                fields=["embedding"],
+                m=16,
+                name="memory_embedding_hnsw",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=django.contrib.postgres.indexes.GinIndex(fields=['search_vector'], name='memory_search_gin'),
+            model_name="memory",
+            index=django.contrib.postgres.indexes.GinIndex(fields=["search_vector"], name="memory_search_gin"),
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=models.Index(fields=['owner', 'agent_id', 'category'], name='memory_owner_agent_cat_idx'),
+            model_name="memory",
+            index=models.Index(fields=["owner", "agent_id", "category"], name="memory_owner_agent_cat_idx"),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('embedding__isnull', True), models.Q(('embedding_model', ''), _negated=True), _connector='OR'), name='sessions_app_memory_embedding_has_model'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("embedding__isnull", True), models.Q(("embedding_model", ""), _negated=True), _connector="OR"
+                ),
+                name="sessions_app_memory_embedding_has_model",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.UniqueConstraint(condition=models.Q(('superseded_by__isnull', True)), fields=('owner', 'agent_id', 'category', 'key'), name='memory_current_key_uniq'),
+            model_name="memory",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("superseded_by__isnull", True)),
+                fields=("owner", "agent_id", "category", "key"),
+                name="memory_current_key_uniq",
+            ),
         ),
     ]

@@ -10,10 +10,10 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from retrieval_app.core import ai
-from retrieval_app.core.accounting import calls_for_session
-from retrieval_app.core.push import push_on_commit
-from retrieval_app.core.tasks import embed_later
+from foundation import ai
+from foundation.accounting import calls_for_session
+from foundation.push import push_on_commit
+from foundation.tasks import embed_later
 from sessions_app.models import Archive, ChatSession, Memory, Message
 from sessions_app.services.memories import empty_diff, memory_extract_and_upsert
 from sessions_app.services.sessions import fresh, lock_commits

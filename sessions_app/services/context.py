@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrieval_app.core import ai
+from foundation import ai
 from sessions_app import selectors
 from sessions_app.models import ChatSession
 from sessions_app.services.working_set import WorkingSet, working_set_get

@@ -7,8 +7,8 @@ import logging
 from django.conf import settings
 from django.utils import timezone
 
-from retrieval_app.core import ai
-from retrieval_app.core.accounting import calls_for_session
+from foundation import ai
+from foundation.accounting import calls_for_session
 from sessions_app.models import ChatSession, Message
 from sessions_app.selectors import HistoryContext, history_tokens, history_window
 

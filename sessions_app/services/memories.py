@@ -10,11 +10,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from retrieval_app.core import ai
-from retrieval_app.core.ai import memories as extraction
-from retrieval_app.core.ai.extractive import split_sentences
-from retrieval_app.core.ai.memories import extract as extract_by_patterns
-from retrieval_app.core.tasks import embed_later
+from foundation import ai
+from foundation.ai import memories as extraction
+from foundation.ai.extractive import split_sentences
+from foundation.ai.memories import extract as extract_by_patterns
+from foundation.tasks import embed_later
 from sessions_app.models import Archive, ChatSession, Memory, Message
 
 

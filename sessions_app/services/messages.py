@@ -12,10 +12,9 @@ from django.db.models import Count, Max, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from config import task_names
-from retrieval_app.core import ai
-from retrieval_app.core.queues import enqueue_on_commit
-from retrieval_app.core.tasks import embed_later
+from foundation import ai, task_names
+from foundation.queues import enqueue_on_commit
+from foundation.tasks import embed_later
 from sessions_app.exceptions import ExchangeAlreadyCommitted, SessionNotFound
 from sessions_app.models import ChatSession, Message
 from sessions_app.selectors import session_last_exchange

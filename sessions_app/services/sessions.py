@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import connection, transaction
 from django.db.models import Q
 
+from foundation.accounting import model_calls_forget_session
 from sessions_app.exceptions import SessionNotFound
 from sessions_app.models import Archive, ChatSession, Memory, Message
 from sessions_app.services.working_set import working_set_clear
@@ -60,4 +61,5 @@ def session_delete(*, session: ChatSession) -> None:
     Memory.objects.filter(id__in=from_here.values("id")).exclude(id__in=elsewhere.values("id")).delete()
     session_id = str(session.pk)  # read before the delete, which clears the instance's primary key
     session.delete()
+    model_calls_forget_session(session_id=session_id)
     working_set_clear(session_id=session_id)

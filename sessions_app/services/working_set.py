@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
-from config.parsers import text_problem
+from foundation.parsers import text_problem
 
 logger = logging.getLogger(__name__)
 

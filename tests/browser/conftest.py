@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from config.celery import app as celery_app
+from foundation.celery import app as celery_app
 from tests.browser.support import CHROMIUM, SCREENSHOTS
 from tests.helpers import server_env, start_daphne
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_app.core.ai import memories
+from foundation.ai import memories
 from sessions_app import services
 from sessions_app.models import Memory
 from tests.browser.support import JOURNEY, SCREENSHOTS, expect, open_page, sign_in

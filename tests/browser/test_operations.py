@@ -15,7 +15,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from documents_app.models import Document
-from retrieval_app.models import ModelCall, SearchTrace
+from foundation.models import ModelCall
+from retrieval_app.models import SearchTrace
 from tests.browser.support import JOURNEY, PASSWORD, SCREENSHOTS, expect, open_page
 from tests.factories import DocumentFactory, UserFactory, index_document
 from tests.samples import KETTLE
@@ -30,7 +31,7 @@ ADMIN_LISTS = {
     "documents": "/admin/documents_app/document/",
     "nodes": "/admin/documents_app/documentnode/",
     "traces": "/admin/retrieval_app/searchtrace/",
-    "model-calls": "/admin/retrieval_app/modelcall/",
+    "model-calls": "/admin/foundation/modelcall/",
     "users": "/admin/auth/user/",
 }
 

@@ -5,7 +5,8 @@ from django.contrib import admin
 from django.urls import reverse
 
 from documents_app.models import Document, DocumentNode
-from retrieval_app.models import ModelCall, SearchTrace
+from foundation.models import ModelCall
+from retrieval_app.models import SearchTrace
 from sessions_app.models import Archive, ChatSession, Memory, Message
 from tests.factories import (
     ArchiveFactory,
@@ -104,14 +105,14 @@ def test_model_calls_are_listed_with_totals_and_cannot_be_edited(staff_client):
     ModelCall.objects.create(
         kind="embedding", purpose="recall", backend="local", model="minilm", ok=False, error="timeout", latency_ms=30.0
     )
-    page = staff_client.get(reverse("admin:retrieval_app_modelcall_changelist"))
+    page = staff_client.get(reverse("admin:foundation_modelcall_changelist"))
     assert page.status_code == 200
     text = page.content.decode()
     assert "2 calls (1 failed)" in text and "1200 tokens in, 300 out" in text and "$0.0042" in text
-    narrowed = staff_client.get(reverse("admin:retrieval_app_modelcall_changelist"), {"ok__exact": "0"})
+    narrowed = staff_client.get(reverse("admin:foundation_modelcall_changelist"), {"ok__exact": "0"})
     assert "1 calls (1 failed)" in narrowed.content.decode()
     call = ModelCall.objects.first()
-    assert staff_client.post(reverse("admin:retrieval_app_modelcall_change", args=[call.pk]), {}).status_code == 403
+    assert staff_client.post(reverse("admin:foundation_modelcall_change", args=[call.pk]), {}).status_code == 403
 
 
 def test_deleting_a_session_in_the_admin_takes_its_own_memories(staff_client):

@@ -21,8 +21,8 @@ import websockets
 from django.core.cache import cache
 from django.test import Client
 
-from retrieval_app.core import tokens
-from retrieval_app.models import ApiToken
+from accounts_app import tokens
+from accounts_app.models import ApiToken
 from sessions_app.models import Message
 from tests.factories import UserFactory
 from tests.helpers import ROOT, free_port, server_env, start_daphnes, stop_processes

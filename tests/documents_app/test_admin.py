@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from documents_app.models import Document, DocumentNode
-from retrieval_app.search import retrieval_find
+from retrieval_app.services import retrieval_find
 from tests.factories import UserFactory
 from tests.samples import KETTLE
 

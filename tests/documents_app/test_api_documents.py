@@ -8,7 +8,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from documents_app import services
 from documents_app.models import Document, DocumentNode
-from retrieval_app.models import ModelCall, SearchTrace
+from foundation.models import ModelCall
+from retrieval_app.models import SearchTrace
 from tests.documents_app import files
 from tests.factories import UserFactory
 from tests.samples import MARKDOWN

@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from config import task_names
 from documents_app import services, tasks
 from documents_app.models import Document, DocumentNode
-from retrieval_app.models import ModelCall
+from foundation import task_names
+from foundation.models import ModelCall
 from tests.factories import UserFactory
 from tests.samples import MARKDOWN
 

@@ -9,9 +9,9 @@ import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 from django.utils import timezone
 
-from config import task_names
 from documents_app import services, tasks
 from documents_app.models import Document
+from foundation import task_names
 from tests.documents_app import files
 from tests.factories import UserFactory
 

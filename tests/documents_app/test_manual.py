@@ -9,8 +9,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from documents_app.models import DocumentNode
 from documents_app.parsing import parse
 from documents_app.tree import build_tree, walk
-from retrieval_app.core.ai import extractive
-from retrieval_app.search import retrieval_find
+from foundation.ai import extractive
+from retrieval_app.services import retrieval_find
 from tests.documents_app import files
 
 pytestmark = pytest.mark.django_db

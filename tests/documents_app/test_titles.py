@@ -11,9 +11,9 @@ from django.test import Client
 from documents_app import services, titles
 from documents_app.models import Document, DocumentNode
 from documents_app.parsing import parse
-from retrieval_app.core.push import user_group
-from retrieval_app.models import ModelCall
-from retrieval_app.search import retrieval_find
+from foundation.models import ModelCall
+from foundation.push import user_group
+from retrieval_app.services import retrieval_find
 from tests.documents_app import files
 from tests.factories import UserFactory, index_document
 from tests.samples import KETTLE, MARKDOWN

@@ -4,7 +4,7 @@ import itertools
 
 from documents_app.parsing import Block, parse
 from documents_app.tree import build_tree, split_into_chunks, walk
-from retrieval_app.core.ai.tokens import estimate_tokens
+from foundation.ai.tokens import estimate_tokens
 from tests.samples import MARKDOWN
 
 URI = "viking://resources/users/7/documents/abc"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from kombu.exceptions import OperationalError
 
-from retrieval_app.core import queues
-from retrieval_app.models import QueuedTask
+from foundation import queues
+from foundation.models import QueuedTask
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from documents_app.models import Document
-from retrieval_app.models import QueuedTask
+from foundation.models import QueuedTask
 from sessions_app.models import Message
 from tests.samples import KETTLE
 

@@ -215,7 +215,7 @@ def test_memories_and_earlier_conversations_join_as_their_own_source(auth_client
     Memory.objects.create(
         owner=user, category="preferences", key="tea", content="The user drinks green tea without sugar."
     )
-    from retrieval_app.core.tasks import backfill_embeddings
+    from foundation.tasks import backfill_embeddings
 
     backfill_embeddings()
     session = sessions.session_create(owner=user)
@@ -284,7 +284,7 @@ def test_an_earlier_question_is_never_a_source_for_its_answer(auth_client, user,
         ("user", "How often do I need to descale the Aurora kettle in a hard-water area?"),
         ("user", "I descaled the Aurora kettle last Sunday with citric acid."),
     )
-    from retrieval_app.core.tasks import backfill_embeddings
+    from foundation.tasks import backfill_embeddings
 
     backfill_embeddings()
     session = sessions.session_create(owner=user)

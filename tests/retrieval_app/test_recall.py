@@ -6,7 +6,7 @@ import datetime as dt
 import pytest
 from django.core.management import call_command
 
-from retrieval_app.search.recall import memory_recall, trim_to_token_budget
+from retrieval_app.recall import memory_recall, trim_to_token_budget
 from sessions_app import services
 from sessions_app.models import Message
 from tests.factories import ChatSessionFactory, MessageFactory, UserFactory
@@ -161,7 +161,7 @@ def test_backfill_embeds_what_has_no_vector_with_a_progress_bar(user, django_cap
 
 
 def test_backfill_can_run_in_the_worker(user, django_capture_on_commit_callbacks):
-    from retrieval_app.core.tasks import backfill_embeddings
+    from foundation.tasks import backfill_embeddings
 
     _session(user, PAST, capture=django_capture_on_commit_callbacks, embed=False)
     assert backfill_embeddings.delay().get()["messages"] == 4
@@ -241,7 +241,7 @@ def test_the_workers_sweep_embeds_rows_whose_job_was_lost_with_the_broker(user, 
 
     from django.utils import timezone
 
-    from retrieval_app.core.tasks import send_queued_tasks
+    from foundation.tasks import send_queued_tasks
 
     _session(user, PAST, capture=django_capture_on_commit_callbacks, embed=False)  # jobs never ran
     just_written = MessageFactory(session=ChatSessionFactory(owner=user), content="Written a moment ago.")

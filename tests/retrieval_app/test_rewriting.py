@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_app.search import rewriting
+from retrieval_app import rewriting
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,9 @@ conversation they served (its cost)."""
 
 import pytest
 
-from retrieval_app.core.tracing import STAGE_LABELS
-from retrieval_app.models import ModelCall, SearchTrace
+from foundation.models import ModelCall
+from foundation.tracing import STAGE_LABELS
+from retrieval_app.models import SearchTrace
 from sessions_app.models import Message
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +35,7 @@ def test_a_chat_turn_trace_times_every_stage_up_to_the_whole_turn(auth_client, l
 
 
 def test_a_turn_whose_search_failed_still_leaves_a_trace_saying_why(auth_client, library, monkeypatch):
-    from retrieval_app.chat import pipeline
+    from chat_app import services as pipeline
 
     def broken(**kwargs):
         raise RuntimeError("the index is on fire")
@@ -72,7 +73,7 @@ def test_model_calls_are_counted_against_the_conversation_they_served(auth_clien
         ("extractive", session_id),
     }
     # Documents' indexing served no conversation.
-    assert not ModelCall.objects.filter(purpose="document_embedding", session__isnull=False).exists()
+    assert not ModelCall.objects.filter(purpose="document_embedding", session_id__isnull=False).exists()
 
 
 def test_a_recall_leaves_a_trace_with_its_retrievers_timed(auth_client, user):

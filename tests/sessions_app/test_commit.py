@@ -290,7 +290,7 @@ def test_two_sessions_updating_one_memory_at_once_keep_both_texts(settings):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_slow_commit_does_not_hold_up_new_messages(monkeypatch, settings):
-    from retrieval_app.core.ai.engines import ExtractiveEngine
+    from foundation.ai.engines import ExtractiveEngine
 
     settings.AUTO_COMMIT_TURNS = 0
     session = ChatSessionFactory(owner=UserFactory())

@@ -4,7 +4,7 @@ leaves the window as it was."""
 
 import pytest
 
-from retrieval_app.core.ai.engines import ExtractiveEngine
+from foundation.ai.engines import ExtractiveEngine
 from sessions_app import services
 from sessions_app.models import ChatSession
 from tests.factories import ChatSessionFactory

@@ -4,7 +4,7 @@ any commit, and the commit that archives the message adopts it."""
 
 import pytest
 
-from retrieval_app.core.ai import MemoryCandidate
+from foundation.ai import MemoryCandidate
 from sessions_app import services
 from sessions_app.models import Memory, Message
 from tests.factories import ArchiveFactory, ChatSessionFactory

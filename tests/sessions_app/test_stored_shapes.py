@@ -14,7 +14,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from django.urls import reverse
 
-from config.parsers import JSON_VALUE_MAX_DEPTH
+from foundation.parsers import JSON_VALUE_MAX_DEPTH
 from sessions_app.models import ChatSession, Message
 from sessions_app.services import working_set_get
 from tests.factories import ChatSessionFactory, MessageFactory, UserFactory

@@ -3,9 +3,9 @@
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from retrieval_app.core import ai
-from retrieval_app.core.embedding import embeddings_backfill
-from retrieval_app.core.tasks import backfill_embeddings
+from foundation import ai
+from foundation.embedding import embeddings_backfill
+from foundation.tasks import backfill_embeddings
 
 
 class Command(BaseCommand):

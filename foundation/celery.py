@@ -1,0 +1,65 @@
+"""The Celery application; tasks live in each app's ``tasks`` module."""
+
+import time
+
+import redis
+from celery import Celery
+from celery.signals import before_task_publish, worker_ready
+from django.conf import settings
+from kombu.transport import redis as kombu_redis
+
+from foundation import task_names
+
+# Two queues, each with workers of its own, so that a bulk ingest never delays what a person is
+# waiting for: interactive work (embedding messages and queries, auto-commit, folding summaries)
+# and bulk work (indexing documents, backfills).
+INTERACTIVE_QUEUE, BULK_QUEUE = "interactive", "bulk"
+QUEUES = (INTERACTIVE_QUEUE, BULK_QUEUE)
+# A header every task message carries: when it was sent (epoch seconds), so that the health check can
+# tell how long the oldest task in a queue has been waiting.
+SENT_AT_HEADER = "recollect_sent_at"
+
+
+class _RedisChannel(kombu_redis.Channel):
+    # Overrides a private method of kombu's Redis transport (kombu.transport.redis.Channel._connparams,
+    # as pinned: kombu 5.7.0), which reads its connection's address without checking that the connection
+    # is still there. tests/foundation/test_broker_transport.py pins that kombu still fails so; once that
+    # test fails, kombu handles it and this class can go.
+    def _connparams(self, asynchronous: bool = False) -> dict:
+        # When Redis goes away while a worker holds an unacknowledged message, kombu closes the channel
+        # a second time after its connection was already let go, and reading that connection's address
+        # raised AttributeError, which ended the worker. Reported as what it is, a lost connection, the
+        # worker reconnects instead (the message comes back from Redis after the visibility timeout).
+        if self.connection is None or self.connection.client is None:
+            raise redis.ConnectionError("the connection to the broker is closed")
+        return super()._connparams(asynchronous=asynchronous)
+
+
+class RedisTransport(kombu_redis.Transport):
+    """kombu's Redis transport, surviving the loss of Redis while a task is unacknowledged."""
+
+    Channel = _RedisChannel
+
+
+app = Celery("recollect")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.task_default_queue = INTERACTIVE_QUEUE
+app.conf.task_routes = {name: {"queue": BULK_QUEUE} for name in task_names.BULK_TASKS}
+app.autodiscover_tasks()
+# The foundation's embedding jobs live below an app rather than in one.
+app.autodiscover_tasks(["foundation"])
+
+
+@worker_ready.connect
+def _rescue_documents_after_start(sender, **kwargs) -> None:
+    """A worker starting may be the one restarted after being killed mid-task: once the claims of what it
+    was indexing have gone stale, those documents are queued again (the broker would hold the killed
+    worker's jobs for hours). Run as a job, so this process never opens a database connection that its
+    forked pool processes would share."""
+    sender.app.send_task(task_names.DOCUMENTS_RESCUE_STALLED, countdown=settings.DOCUMENT_INDEX_STALE_S + 5)
+
+
+@before_task_publish.connect
+def _stamp_sent_at(headers=None, **kwargs) -> None:
+    if headers is not None:
+        headers.setdefault(SENT_AT_HEADER, time.time())

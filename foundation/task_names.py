@@ -1,0 +1,40 @@
+"""The names the Celery tasks are registered, routed and queued under: one place for each.
+
+A name is a contract beyond this code: it travels in broker messages and is stored in ``QueuedTask``
+rows while the broker is down, so a task is never renamed, only added. Each task is registered with
+``@shared_task(name=...)`` from this module, routes and the supervisor send by these constants, and
+``tests/foundation/test_task_names.py`` checks that every name here and every routed name is a registered task.
+"""
+
+# Sessions (sessions_app.tasks): commit a session whose live turns reached AUTO_COMMIT_TURNS; fold its
+# older turns into the rolling summary.
+SESSION_AUTO_COMMIT = "sessions.auto_commit"
+SESSION_FOLD_HISTORY = "sessions.fold_history"
+
+# Documents (documents_app.tasks): index one; queue again those whose indexing run died; embed again the
+# nodes that carry a renamed document's title.
+DOCUMENT_INDEX = "documents.index_document"
+DOCUMENTS_RESCUE_STALLED = "documents.rescue_stalled"
+DOCUMENT_EMBED_TITLE = "documents.embed_title"
+
+# The foundation (foundation.tasks): embed rows of one kind; embed every row still without a
+# vector; send the jobs kept in the database while the broker was down.
+EMBED_ROWS = "core.embed_rows"
+BACKFILL_EMBEDDINGS = "core.backfill_embeddings"
+SEND_QUEUED_TASKS = "core.send_queued_tasks"
+
+# Bulk work, on workers of its own so that it never delays what a person is waiting for.
+BULK_TASKS = frozenset({DOCUMENT_INDEX, BACKFILL_EMBEDDINGS})
+
+ALL_TASKS = frozenset(
+    {
+        SESSION_AUTO_COMMIT,
+        SESSION_FOLD_HISTORY,
+        DOCUMENT_INDEX,
+        DOCUMENTS_RESCUE_STALLED,
+        DOCUMENT_EMBED_TITLE,
+        EMBED_ROWS,
+        BACKFILL_EMBEDDINGS,
+        SEND_QUEUED_TASKS,
+    }
+)

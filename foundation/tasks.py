@@ -1,0 +1,85 @@
+"""The workers' embedding jobs, for every kind of row an app registered (see ``embedding``). They take
+ids, re-fetch the rows and are idempotent. And the sweep, run by every worker, that sends the jobs kept
+in the database while the broker was down (see ``queues``) and embeds rows whose job was lost."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import bootsteps, shared_task
+
+from foundation import embedding, task_names
+from foundation.ai import EmbeddingError
+from foundation.celery import app
+from foundation.queues import enqueue_on_commit, queued_tasks_send
+
+logger = logging.getLogger(__name__)
+
+# Besides each (re)connection to the broker, a worker sweeps this often: a web process that found
+# the broker down keeps its jobs in the database for a few seconds more, maybe after the worker's sweep.
+SWEEP_INTERVAL_S = 60.0
+# How every job that calls the embedding model retries when the model fails: Celery's own autoretry,
+# after about 5 s, then twice as long each time up to 5 minutes (with jitter), at most six retries.
+EMBEDDING_RETRY = {"autoretry_for": (EmbeddingError,), "retry_backoff": 5, "retry_backoff_max": 300, "max_retries": 6}
+
+
+@shared_task(name=task_names.EMBED_ROWS, **EMBEDDING_RETRY)
+def embed_rows(kind: str, ids: list) -> int:
+    """Embeds these rows of one kind (``messages``, ``archives``, ``memories``...)."""
+    return embedding.embed_ids(kind=kind, ids=ids)
+
+
+@shared_task(name=task_names.BACKFILL_EMBEDDINGS, **EMBEDDING_RETRY)
+def backfill_embeddings(batch_size: int = 64, restale: bool = False) -> dict[str, int]:
+    """Embeds every registered row still without a vector from the configured model."""
+    return embedding.embeddings_backfill(batch_size=batch_size, restale=restale)
+
+
+def embed_later(*, kind: str, ids: list) -> None:
+    """Embeds the rows in a worker once the current transaction commits; a broker outage loses
+    nothing (the job waits in the database, see ``queues``)."""
+    if ids:
+        enqueue_on_commit(task_names.EMBED_ROWS, kind, list(ids))
+
+
+@shared_task(name=task_names.SEND_QUEUED_TASKS)
+def send_queued_tasks() -> int:
+    """Sends the jobs kept in the database while the broker was down, then embeds what a job lost with
+    the broker left without a vector (a few hundred rows of each kind at most per sweep)."""
+    sent = queued_tasks_send()
+    try:
+        embedding.embeddings_catch_up()
+    except EmbeddingError as exc:  # the model is down: the rows wait for the next sweep
+        logger.warning("could not catch up on embeddings: %s", exc)
+    return sent
+
+
+class QueuedTasksSweep(bootsteps.StartStopStep):
+    """Queues the sweep whenever the worker (re)connects to the broker, the moment a Redis outage ends,
+    and every SWEEP_INTERVAL_S after. Only a message is sent from here (the worker's main process): the
+    sweep itself reads the database in a pool process, like any task."""
+
+    requires = ("celery.worker.consumer.tasks:Tasks",)
+
+    def __init__(self, parent, **kwargs) -> None:
+        super().__init__(parent, **kwargs)
+        self.timer_entry = None
+
+    def start(self, parent) -> None:
+        self._queue_sweep(parent)
+        self.timer_entry = parent.timer.call_repeatedly(SWEEP_INTERVAL_S, self._queue_sweep, (parent,))
+
+    def stop(self, parent) -> None:
+        if self.timer_entry is not None:
+            self.timer_entry.cancel()
+            self.timer_entry = None
+
+    def _queue_sweep(self, parent) -> None:
+        try:
+            parent.app.send_task(task_names.SEND_QUEUED_TASKS, ignore_result=True)
+        except Exception as exc:  # the broker went away again: the next connection queues it
+            logger.warning("could not queue the sweep of kept jobs: %s", exc)
+
+
+# A worker imports this module before it builds its consumer, so the step is part of every worker.
+app.steps["consumer"].add(QueuedTasksSweep)

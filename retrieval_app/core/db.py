@@ -1,7 +1,0 @@
-"""Database connections around long waits."""
-
-from __future__ import annotations
-
-from config.connections import release_database_connections
-
-__all__ = ["release_database_connections"]

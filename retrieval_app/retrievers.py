@@ -1,0 +1,515 @@
+"""The retrievers behind find() and search(), all over one PostgreSQL.
+
+Dense candidates come from pgvector (HNSW with iterative scan, or an exact scan for small scopes),
+keyword candidates from the generated full-text columns. Flat retrieval fuses the two over chunks;
+hierarchical retrieval (directory recursive retrieval) starts from the best directories
+and descends, blending each child's score with its parent's until the top-k stops changing.
+
+Every function here reads; the search service records what they did in a ``SearchTrace``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery
+from django.db import connection
+from django.db.models import Case, FloatField, QuerySet, Value, When
+from django.db.models.expressions import RawSQL
+from pgvector.django import CosineDistance
+
+from documents_app.uris import directory_ancestors
+from foundation import bm25
+from foundation.bm25 import quoted
+from foundation.vectors import has_more_rows_than, nearest_neighbours
+from retrieval_app.fusion import RRF_K, blend, reciprocal_rank
+from sessions_app.uris import memory_uri
+
+MAX_CHECKED_LEXEMES = 16
+SEED_DIRECTORIES = 10
+EXPANSIONS_PER_ROUND = 4
+TRACE_CANDIDATES = 30
+# A person's memories up to this many are scored exactly, all of them, in one query.
+MEMORY_EXACT_SCAN_MAX_ROWS = 500
+# The sections holding this many of the flat search's best chunks are opened whatever their score.
+MUST_OPEN_SECTIONS = 3
+# A queue priority below any directory's (-score): the sections that must be opened are expanded first.
+OPEN_FIRST = -1e9
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query as the retrievers need it: its text, its vector (None when it could not be embedded),
+    PostgreSQL's stems of its words and, once the scope is known, each stem's weight there (its
+    inverse document frequency: a rare name counts for more than a common word)."""
+
+    text: str
+    vector: list[float] | None
+    model: str
+    lexemes: tuple[str, ...]
+    weights: dict[str, float] = field(default_factory=dict)
+
+    def coverage(self, matched: Iterable[str]) -> float:
+        """The share of the query's stems a text holds, each stem counted by its weight."""
+        if not self.lexemes:
+            return 0.0
+        weight = self.weights.get
+        total = sum(weight(lexeme, 1.0) for lexeme in self.lexemes)
+        return sum(weight(lexeme, 1.0) for lexeme in set(matched)) / total if total else 0.0
+
+
+def weighted(query: Query, scope: QuerySet) -> Query:
+    """``query`` with its stems weighted by their rarity in ``scope`` (KEYWORD_WEIGHTING=idf), or all
+    alike (share)."""
+    if not query.lexemes or settings.KEYWORD_WEIGHTING != "idf":
+        return query
+    rows, _ = bm25.collection_stats(scope)
+    frequencies = bm25.document_frequencies(scope, query.lexemes)
+    weights = {lexeme: bm25.idf(rows, frequencies.get(lexeme, 0)) for lexeme in query.lexemes}
+    return replace(query, weights=weights)
+
+
+@dataclass
+class Candidate:
+    """One scored row: a document node (or a memory or message, for search's other sources)."""
+
+    uri: str
+    kind: str
+    parent_uri: str = ""
+    doc_id: str | None = None
+    row: Any = None
+    dense: float | None = None
+    keyword: float = 0.0
+    matched: list[str] = field(default_factory=list)
+    own: float = 0.0
+    score: float = 0.0
+    found_by: set[str] = field(default_factory=set)
+    boosts: list[str] = field(default_factory=list)
+    via: list[str] = field(default_factory=list)
+
+    @property
+    def source(self) -> str:
+        semantic = "dense" in self.found_by or self.dense is not None
+        keyword = bool(self.matched)
+        if semantic and keyword:
+            return "hybrid"
+        return "keyword" if keyword else "semantic"
+
+    def summary(self) -> dict[str, Any]:
+        """A compact form for the trace."""
+        return {
+            "uri": self.uri,
+            "score": round(self.score, 4),
+            "own": round(self.own, 4),
+            "dense": None if self.dense is None else round(self.dense, 4),
+            "keyword": round(self.keyword, 4),
+            "matched": self.matched,
+            **({"via": self.via} if self.via else {}),
+        }
+
+
+def _table(queryset: QuerySet) -> str:
+    return connection.ops.quote_name(queryset.model._meta.db_table)
+
+
+def scored(queryset: QuerySet, query: Query, *, text: bool = True) -> QuerySet:
+    """``queryset`` with each row's exact cosine similarity (``dense``, NULL without a vector of the
+    query's model) and the query stems it contains (``matched``). Without ``text``, the tiers stay
+    unread: a descent scores hundreds of rows and shows a handful (see ``with_text``)."""
+    table = _table(queryset)
+    annotations: dict[str, Any] = {}
+    if query.vector is not None:
+        annotations["dense"] = Case(
+            When(embedding_model=query.model, then=Value(1.0) - CosineDistance("embedding", query.vector)),
+            default=None,
+            output_field=FloatField(),
+        )
+    else:
+        annotations["dense"] = Value(None, output_field=FloatField())
+    if query.lexemes:
+        # One probe of the row's tsvector per stem: far cheaper than expanding or ranking the tsvector.
+        tests = ", ".join(f"CASE WHEN {table}.search_vector @@ %s::tsquery THEN %s END" for _ in query.lexemes)
+        params = [value for lexeme in query.lexemes for value in (quoted(lexeme), lexeme)]
+        # Parameters are bound; the table name comes from the model.
+        annotations["matched"] = RawSQL(f"array_remove(ARRAY[{tests}]::text[], NULL)", params)  # noqa: S611
+    else:
+        annotations["matched"] = RawSQL("ARRAY[]::text[]", [])
+    deferred = ["embedding", "search_vector"] + ([] if text else ["abstract", "overview", "content"])
+    return queryset.defer(*deferred).annotate(**annotations)
+
+
+def with_text(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Loads the tiers of document-node candidates scored without them, in one query; returns the
+    candidates whose rows still exist."""
+    missing = [c for c in candidates if c.row is not None and "content" in c.row.get_deferred_fields()]
+    if not missing:
+        return list(candidates)
+    model = type(missing[0].row)
+    rows = (
+        model.objects.filter(pk__in=[c.row.pk for c in missing])
+        .select_related("document")
+        .only("abstract", "overview", "content", "document__title")
+    )
+    texts = {row.pk: row for row in rows}
+    for candidate in missing:
+        if (row := texts.get(candidate.row.pk)) is not None:
+            candidate.row.abstract, candidate.row.overview = row.abstract, row.overview
+            candidate.row.content = row.content
+            # What the passage is part of: its text rarely repeats the product its manual is about.
+            candidate.row.document_title = row.document.title
+    # A row deleted since it was scored (its document removed or reindexed) drops out of the results.
+    return [c for c in candidates if c not in missing or c.row.pk in texts]
+
+
+def _node_candidate(node, query: Query) -> Candidate:
+    matched = sorted(node.matched or [])
+    coverage = query.coverage(matched)
+    candidate = Candidate(
+        uri=node.uri,
+        kind=node.kind,
+        parent_uri=node.parent_uri,
+        doc_id=str(node.document_id),
+        row=node,
+        dense=node.dense,
+        keyword=coverage,
+        matched=matched,
+    )
+    candidate.own = candidate.score = blend(dense=node.dense, coverage=coverage)
+    return candidate
+
+
+def dense_uris(queryset: QuerySet, query: Query, *, limit: int, key: str = "uri") -> list[tuple[Any, float]]:
+    """The rows nearest the query vector, as (key, similarity), best first."""
+    if query.vector is None:
+        return []
+    rows = nearest_neighbours(queryset=queryset.only(key), embedding=query.vector, model_name=query.model, limit=limit)
+    return [(getattr(row, key), 1 - row.distance) for row in rows]
+
+
+def informative_lexemes(queryset: QuerySet, lexemes: Sequence[str]) -> tuple[str, ...]:
+    """The query stems worth a keyword search in ``queryset``: all of them in a small scope; in a large
+    one, those found in fewer than KEYWORD_COMMON_ROWS rows.
+
+    Ranking is per matching row, so a stem that half the corpus contains ("week", "use") would make
+    the keyword side rank tens of thousands of rows for no information: the dense side already
+    covers what such words mean. Counts stop at the cap and are remembered for a few minutes.
+    """
+    cap = settings.KEYWORD_COMMON_ROWS
+    if not lexemes or not has_more_rows_than(queryset, cap):
+        return tuple(lexemes)
+    kept = []
+    # Each stem costs a (cached) count; a long query's first stems carry its subject.
+    for lexeme in lexemes[:MAX_CHECKED_LEXEMES]:
+        matching = queryset.filter(search_vector=SearchQuery(quoted(lexeme), search_type="raw", config="simple"))
+        if not has_more_rows_than(matching, cap - 1):
+            kept.append(lexeme)
+    return tuple(kept)
+
+
+def keyword_uris(queryset: QuerySet, query: Query, *, limit: int, key: str = "uri") -> list[tuple[Any, float]]:
+    """The rows whose text matches any informative query stem, best first, as (key, rank): BM25 by
+    default (KEYWORD_RANKING), or PostgreSQL's cover density (ts_rank_cd)."""
+    if settings.KEYWORD_RANKING == "bm25":
+        return bm25.bm25_rank(queryset, query.lexemes, limit=limit, key=key)
+    lexemes = informative_lexemes(queryset, query.lexemes)
+    if not lexemes:
+        return []
+    tsquery = " | ".join(quoted(lexeme) for lexeme in lexemes)
+    table = _table(queryset)
+    rows = (
+        queryset.filter(search_vector=SearchQuery(tsquery, search_type="raw", config="simple"))
+        .annotate(
+            kw_rank=RawSQL(  # noqa: S611 (as above)
+                f"ts_rank_cd({table}.search_vector, %s::tsquery, 32)", [tsquery], output_field=FloatField()
+            )
+        )
+        .order_by("-kw_rank", key)
+        .values_list(key, "kw_rank")[:limit]
+    )
+    return list(rows)
+
+
+def score_nodes(queryset: QuerySet, query: Query, uris: Iterable[str]) -> dict[str, Candidate]:
+    uris = list(dict.fromkeys(uris))
+    if not uris:
+        return {}
+    rows = scored(queryset.filter(uri__in=uris), query, text=False)
+    return {node.uri: _node_candidate(node, query) for node in rows}
+
+
+@dataclass
+class Retrieval:
+    """What a retriever returns: the ranked candidates and the stages it went through, for the trace."""
+
+    candidates: list[Candidate]
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    visited: list[str] = field(default_factory=list)
+
+
+def _stage(name: str, started: float, **details: Any) -> dict[str, Any]:
+    return {"stage": name, "ms": round((time.perf_counter() - started) * 1000, 2), **details}
+
+
+def _trace_list(pairs: Sequence[tuple[str, float]]) -> list[dict[str, Any]]:
+    return [{"uri": uri, "score": round(float(score), 4)} for uri, score in pairs[:TRACE_CANDIDATES]]
+
+
+def chunk_candidates(
+    scope: QuerySet, query: Query, *, limit: int, fusion: str, retrievers: Sequence[str] = ("dense", "keyword")
+) -> Retrieval:
+    """Flat retrieval over the chunks in scope: dense and keyword candidates, fused.
+
+    ``fusion="blend"`` rescores the union of both lists exactly on both signals; ``"rrf"`` sums
+    reciprocal ranks (k=60), scaled so that first in both lists scores 1.
+    """
+    chunks = scope.filter(kind="chunk")
+    pool = max(limit, settings.RETRIEVAL_CANDIDATES)
+    stages = []
+    started = time.perf_counter()
+    dense = dense_uris(chunks, query, limit=pool) if "dense" in retrievers else []
+    stages.append(_stage("dense", started, retriever="pgvector cosine", candidates=_trace_list(dense)))
+    started = time.perf_counter()
+    keyword = keyword_uris(chunks, query, limit=pool) if "keyword" in retrievers else []
+    stages.append(
+        _stage(
+            "keyword",
+            started,
+            retriever="postgres full text",
+            terms=list(query.lexemes),
+            candidates=_trace_list(keyword),
+        )
+    )
+    started = time.perf_counter()
+    candidates = score_nodes(chunks, query, [uri for uri, _ in dense] + [uri for uri, _ in keyword])
+    # A row deleted between the two reads (a document removed or reindexed meanwhile) is just gone.
+    for name, found in (("dense", dense), ("keyword", keyword)):
+        for uri, _ in found:
+            if uri in candidates:
+                candidates[uri].found_by.add(name)
+    if fusion == "rrf":
+        lists = [ranked for ranked in (dense, keyword) if ranked]
+        ranks = reciprocal_rank([[uri for uri, _ in ranked] for ranked in lists])
+        best = len(lists) / (RRF_K + 1) if lists else 1.0
+        for uri, candidate in candidates.items():
+            candidate.own = candidate.score = ranks.get(uri, 0.0) / best
+    elif retrievers == ("dense",) or list(retrievers) == ["dense"]:
+        for candidate in candidates.values():
+            candidate.own = candidate.score = max(candidate.dense or 0.0, 0.0)
+    elif list(retrievers) == ["keyword"]:
+        for candidate in candidates.values():
+            candidate.own = candidate.score = candidate.keyword
+    ranked = sorted(candidates.values(), key=lambda c: (-c.score, c.uri))
+    stages.append(_stage("fusion", started, method=fusion, candidates=[c.summary() for c in ranked[:TRACE_CANDIDATES]]))
+    return Retrieval(candidates=ranked, stages=stages)
+
+
+def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Retrieval:
+    """Directory recursive retrieval.
+
+    Seeds are the best directories by either retriever, plus the sections holding the best chunks of a
+    flat search. Their scores propagate down from the document: a node's score is
+    ``alpha * own + (1 - alpha) * parent's``. The best unvisited directories are expanded a few at a
+    time; a child directory scoring at least DIRECTORY_SCORE_THRESHOLD joins the queue. Descent stops
+    when the top ``limit`` chunks have not changed for RETRIEVAL_CONVERGENCE_ROUNDS rounds, when no
+    directory is left, or after RETRIEVAL_MAX_DIRECTORIES.
+    """
+    alpha = settings.SCORE_PROPAGATION_ALPHA
+    threshold = settings.DIRECTORY_SCORE_THRESHOLD
+    flat = chunk_candidates(scope, query, limit=limit, fusion="blend")
+    stages = list(flat.stages)
+
+    started = time.perf_counter()
+    directories, seeds = _seed_directories(scope.exclude(kind="chunk"), query, flat, alpha=alpha)
+    stages.append(
+        _stage(
+            "directories",
+            started,
+            seeds=[d.summary() for d in sorted(seeds, key=lambda d: -d.score)[:TRACE_CANDIDATES]],
+        )
+    )
+
+    started = time.perf_counter()
+    descent = _descent_start(seeds, flat, threshold=threshold)
+    budget = settings.RETRIEVAL_MAX_DIRECTORIES
+    while descent.queue and len(descent.visited) < budget:
+        batch = _next_batch(descent, budget=budget)
+        if not batch:
+            break
+        _expand(scope, query, batch, descent, directories, alpha=alpha, threshold=threshold, limit=limit)
+        if descent.converged:
+            break
+    _keep_flat_passages(flat, descent.chunks, directories, alpha=alpha)
+    ranked = sorted(descent.chunks.values(), key=lambda c: (-c.score, c.uri))
+    stages.append(
+        _stage(
+            "descent",
+            started,
+            alpha=alpha,
+            directory_threshold=threshold,
+            rounds=descent.rounds,
+            converged=descent.converged,
+            directories_below_threshold=descent.below[:TRACE_CANDIDATES],
+            candidates=[c.summary() for c in ranked[:TRACE_CANDIDATES]],
+        )
+    )
+    return Retrieval(candidates=ranked, stages=stages, visited=descent.visited)
+
+
+@dataclass
+class _Descent:
+    """Where a hierarchical descent stands: the directories still to expand (a heap of ``(-score, uri)``),
+    those below the threshold, those expanded, the chunks reached, and how long the top has held."""
+
+    queue: list[tuple[float, str]]
+    below: list[str]
+    visited: list[str] = field(default_factory=list)
+    chunks: dict[str, Candidate] = field(default_factory=dict)
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    previous: list[str] = field(default_factory=list)
+    stable: int = 0
+
+    @property
+    def converged(self) -> bool:
+        return self.stable >= settings.RETRIEVAL_CONVERGENCE_ROUNDS
+
+
+def _inherit(node: Candidate, parent: Candidate, *, alpha: float) -> None:
+    """Blends ``node``'s own score with its parent's final one, and notes the path it was reached by."""
+    node.score = alpha * node.own + (1 - alpha) * parent.score
+    node.via = [*parent.via, parent.uri]
+
+
+def _seed_directories(
+    directories: QuerySet, query: Query, flat: Retrieval, *, alpha: float
+) -> tuple[dict[str, Candidate], list[Candidate]]:
+    """The seed directories (the best by either retriever, and the sections of the best flat chunks), each
+    scored with its ancestors: every directory scored so far by URI, and the seeds in order."""
+    dense_dirs = dense_uris(directories, query, limit=SEED_DIRECTORIES)
+    keyword_dirs = keyword_uris(directories, query, limit=SEED_DIRECTORIES)
+    seed_uris = [uri for uri, _ in dense_dirs] + [uri for uri, _ in keyword_dirs]
+    seed_uris += [c.parent_uri for c in flat.candidates[:SEED_DIRECTORIES] if c.parent_uri]
+    wanted = {ancestor for uri in seed_uris for ancestor in directory_ancestors(uri)} | set(seed_uris)
+    scored_dirs = score_nodes(directories, query, wanted)
+    # Top-down, so that every parent's final score is known before its children's.
+    for uri in sorted(scored_dirs, key=lambda u: u.count("/")):
+        directory = scored_dirs[uri]
+        parent = scored_dirs.get(directory.parent_uri)
+        if parent is not None:
+            _inherit(directory, parent, alpha=alpha)
+    return scored_dirs, [scored_dirs[uri] for uri in dict.fromkeys(seed_uris) if uri in scored_dirs]
+
+
+def _descent_start(seeds: list[Candidate], flat: Retrieval, *, threshold: float) -> _Descent:
+    """The first queue: the seeds that reach the threshold, and the sections that must be opened first."""
+    # The sections of the very best chunks are always opened, so a strong passage in a weak section is
+    # still found; other directories must reach the threshold.
+    must_open = {c.parent_uri for c in flat.candidates[:MUST_OPEN_SECTIONS]}
+    # Those go first, whatever their score; the rest in order of score.
+    queue = [
+        (OPEN_FIRST if d.uri in must_open else -d.score, d.uri)
+        for d in seeds
+        if d.score >= threshold or d.uri in must_open
+    ]
+    heapq.heapify(queue)
+    return _Descent(queue=queue, below=[d.uri for d in seeds if d.score < threshold and d.uri not in must_open])
+
+
+def _next_batch(descent: _Descent, *, budget: int) -> list[str]:
+    """The best directories not yet expanded, at most EXPANSIONS_PER_ROUND and within what the budget leaves."""
+    batch: list[str] = []
+    while descent.queue and len(batch) < min(EXPANSIONS_PER_ROUND, budget - len(descent.visited)):
+        _, uri = heapq.heappop(descent.queue)
+        if uri not in descent.visited and uri not in batch:
+            batch.append(uri)
+    return batch
+
+
+def _expand(
+    scope: QuerySet,
+    query: Query,
+    batch: list[str],
+    descent: _Descent,
+    directories: dict[str, Candidate],
+    *,
+    alpha: float,
+    threshold: float,
+    limit: int,
+) -> None:
+    """One round of descent: scores the children of ``batch`` (one query), queues the child directories
+    that reach the threshold, and counts how many rounds the top ``limit`` chunks have held."""
+    descent.visited += batch
+    children = [_node_candidate(node, query) for node in scored(scope.filter(parent_uri__in=batch), query, text=False)]
+    for child in children:
+        _inherit(child, directories[child.parent_uri], alpha=alpha)
+        child.found_by |= {"dense"} if child.dense is not None else set()
+        child.found_by |= {"keyword"} if child.matched else set()
+        if child.kind == "chunk":
+            descent.chunks[child.uri] = child
+        else:
+            directories[child.uri] = child
+            if child.score >= threshold and child.uri not in descent.visited:
+                heapq.heappush(descent.queue, (-child.score, child.uri))
+            elif child.score < threshold:
+                descent.below.append(child.uri)
+    top = [c.uri for c in sorted(descent.chunks.values(), key=lambda c: (-c.score, c.uri))[:limit]]
+    descent.stable = descent.stable + 1 if top == descent.previous and len(top) >= limit else 0
+    descent.previous = top
+    descent.rounds.append({"expanded": batch, "children": len(children), "top": top, "stable_rounds": descent.stable})
+
+
+def _keep_flat_passages(
+    flat: Retrieval, chunks: dict[str, Candidate], directories: dict[str, Candidate], *, alpha: float
+) -> None:
+    """Adds to ``chunks`` every passage of the flat ranking the descent did not reach, scored within its
+    section like the rest."""
+    # A descent that stops before reaching a passage (a library of many short documents has as many
+    # directories as passages) never loses what a flat search would have returned.
+    for candidate in flat.candidates:
+        parent = directories.get(candidate.parent_uri)
+        if candidate.uri not in chunks and parent is not None:
+            _inherit(candidate, parent, alpha=alpha)
+            chunks[candidate.uri] = candidate
+
+
+def memory_candidates(memories: QuerySet, query: Query, *, limit: int) -> Retrieval:
+    """Long-term memories relevant to the query, by either retriever, scored like document nodes.
+
+    A person's memories are usually few: up to MEMORY_EXACT_SCAN_MAX_ROWS of them are all scored
+    exactly in one query; more are narrowed by the two retrievers first. A memory is kept when its
+    similarity reaches MEMORY_SIMILARITY_THRESHOLD or it holds at least half the query's stems; the
+    trace lists the rest as cut.
+    """
+    started = time.perf_counter()
+    if has_more_rows_than(memories, MEMORY_EXACT_SCAN_MAX_ROWS):
+        dense = dense_uris(memories, query, limit=limit, key="id")
+        keyword = keyword_uris(memories, query, limit=limit, key="id")
+        memories = memories.filter(id__in=[i for i, _ in dense] + [i for i, _ in keyword])
+    found: dict[int, Candidate] = {}
+    for memory in scored(memories, query):
+        matched = sorted(memory.matched or [])
+        coverage = query.coverage(matched)
+        candidate = Candidate(
+            uri=memory_uri(memory.owner_id, memory.category, memory.id),
+            kind="memory",
+            row=memory,
+            dense=memory.dense,
+            keyword=coverage,
+            matched=matched,
+        )
+        candidate.own = candidate.score = blend(dense=memory.dense, coverage=coverage)
+        candidate.found_by = {"dense"} if memory.dense is not None else set()
+        candidate.found_by |= {"keyword"} if matched else set()
+        found[memory.id] = candidate
+    floor = settings.MEMORY_SIMILARITY_THRESHOLD
+    kept = [c for c in found.values() if (c.dense or 0.0) >= floor or c.keyword >= 0.5]
+    ranked = sorted(kept, key=lambda c: (-c.score, c.uri))[:limit]
+    cut = [c.summary() for c in found.values() if c not in ranked]
+    stage = _stage(
+        "memories", started, threshold=floor, candidates=[c.summary() for c in ranked], cut=cut[:TRACE_CANDIDATES]
+    )
+    return Retrieval(candidates=ranked, stages=[stage])

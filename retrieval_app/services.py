@@ -1,0 +1,469 @@
+"""find() and search(): what they run, in order, and what they record.
+
+``retrieval_find`` ranks the owner's document nodes under a URI. ``retrieval_search`` does the same
+inside a session: it resolves a follow-up against the session (only when the question needs it), biases
+the ranking towards the documents the session is using, adds long-term memories and earlier
+conversations, and updates the session's working set with what it returned. Both record a trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import QuerySet
+
+from documents_app.selectors import node_scope, titles_in_use
+from documents_app.uris import doc_id_of, names_a_document
+from foundation import ai
+from foundation.accounting import calls_for_session
+from foundation.ai.extractive import split_sentences
+from foundation.db import release_database_connections
+from foundation.exceptions import InvalidInputError
+from foundation.text import TEXT_SEARCH_CONFIG, query_lexemes
+from retrieval_app import fusion, retrievers, rewriting
+from retrieval_app.exceptions import QueryTooLong
+from retrieval_app.hits import Hit, memory_hit, message_hit, node_hit
+from retrieval_app.models import SearchTrace
+from retrieval_app.recall import recall_messages
+from retrieval_app.traces import Run, search_trace_dict, search_trace_record
+from sessions_app.models import ChatSession, Memory
+from sessions_app.selectors import memory_source_message_ids, session_summary_text
+from sessions_app.services import SearchContext, session_search_context, working_set_update
+
+logger = logging.getLogger(__name__)
+
+MODES = ("hierarchical", "flat")
+FUSIONS = ("blend", "rrf")
+RETRIEVERS = ("dense", "keyword")
+# An earlier question this close to the current one only repeats it: it is not an answer.
+REPEAT_SIMILARITY = 0.92
+# A question is read with this many of its session's archives, the most relevant.
+SESSION_CONTEXT_ARCHIVES = 3
+# The fewest memories scored beside the documents, however few places a search asks for.
+MEMORY_CANDIDATES_MIN = 10
+
+
+@dataclass
+class SearchOptions:
+    """How a search runs; every field defaults to its setting, and the evaluation varies them."""
+
+    mode: str = ""
+    fusion: str = "blend"
+    retrievers: tuple[str, ...] = RETRIEVERS
+    rewrite: bool | None = None
+    document_bias: bool = True
+    include_memories: bool = True
+    max_tokens: int | None = None
+
+
+@dataclass
+class SearchResult:
+    """What a search found, and its stored trace. ``query`` is what was searched for (the rewritten
+    follow-up, when it was rewritten)."""
+
+    hits: list[Hit]
+    trace: SearchTrace
+    query: str
+    query_plan: dict[str, Any] = field(default_factory=dict)
+
+    def trace_dict(self) -> dict[str, Any]:
+        return search_trace_dict(self.trace)
+
+
+def _validated_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("query must not be empty.")
+    if len(query) > settings.QUERY_MAX_CHARS:
+        raise QueryTooLong(details={"max_chars": settings.QUERY_MAX_CHARS, "chars": len(query)})
+    return query.strip()
+
+
+def _embedded_query(run: Run, text: str, *, with_terms: bool = True) -> retrievers.Query:
+    started = time.perf_counter()
+    model = ai.active_embedding_model()
+    vector = None
+    try:
+        vector, model = ai.embed_query(text, purpose=f"{run.kind}_query", owner_id=run.owner.id)
+    except ai.EmbeddingError as exc:
+        # Keyword search still answers; the trace says why the dense side is missing.
+        run.plan["dense_unavailable"] = str(exc)[:300]
+    lexemes = query_lexemes(text) if with_terms else ()
+    run.stage("query", started, embedded=vector is not None, model=model, terms=list(lexemes))
+    return retrievers.Query(text=text, vector=vector, model=model, lexemes=lexemes)
+
+
+def _scope(run: Run, target_uri: str | None) -> QuerySet:
+    scope_uri, nodes = node_scope(owner=run.owner, uri=target_uri)
+    run.plan["target_uri"] = scope_uri
+    return nodes
+
+
+def _retrieve_documents(
+    run: Run, query: retrievers.Query, nodes: QuerySet, *, limit: int, options: SearchOptions
+) -> list[retrievers.Candidate]:
+    mode = options.mode or settings.RETRIEVAL_MODE
+    if mode not in MODES or options.fusion not in FUSIONS or not set(options.retrievers) <= set(RETRIEVERS):
+        raise InvalidInputError("Unknown retrieval mode, fusion or retriever.")
+    run.plan.update(mode=mode, fusion=options.fusion, retrievers=list(options.retrievers))
+    query = retrievers.weighted(query, nodes.filter(kind="chunk"))
+    if query.weights:
+        run.plan["term_weights"] = {lexeme: round(weight, 3) for lexeme, weight in query.weights.items()}
+    pool = max(limit, settings.RETRIEVAL_CANDIDATES)
+    if mode == "hierarchical" and tuple(options.retrievers) == RETRIEVERS:
+        # Descent stops once the results asked for are settled; the rest of the pool is a by-product.
+        retrieval = retrievers.hierarchical_candidates(nodes, query, limit=limit)
+        run.plan["directories_visited"] = retrieval.visited
+    else:
+        retrieval = retrievers.chunk_candidates(
+            nodes, query, limit=pool, fusion=options.fusion, retrievers=tuple(options.retrievers)
+        )
+    run.stages += retrieval.stages
+    return retrieval.candidates
+
+
+def _document_hits(candidates: list[retrievers.Candidate], query: retrievers.Query, limit: int) -> list[Hit]:
+    """Enough of the final ranking to fill the results after thresholds, with their tiers loaded."""
+    return [node_hit(c, query) for c in retrievers.with_text(candidates[: max(3 * limit, 10)])]
+
+
+def _cut_by_threshold(run: Run, hits: list[Hit], threshold: float | None) -> list[Hit]:
+    if threshold is None:
+        return hits
+    kept = [hit for hit in hits if hit.score >= threshold]
+    cut = [hit.brief() for hit in hits if hit.score < threshold]
+    run.stages.append({"stage": "score_threshold", "threshold": threshold, "cut": cut[:50], "ms": 0.0})
+    return kept
+
+
+def _cut_by_budget(run: Run, hits: list[Hit], max_tokens: int) -> list[Hit]:
+    """Whole hits while their text fits the token budget; the trace lists what did not."""
+    kept, used, cut = [], 0, []
+    for hit in hits:
+        tokens = ai.estimate_tokens(hit.text)
+        if used + tokens > max_tokens and kept:
+            cut.append({"uri": hit.uri, "tokens": tokens})
+            continue
+        kept.append(hit)
+        used += tokens
+    run.stages.append({"stage": "token_budget", "max_tokens": max_tokens, "used": used, "cut": cut, "ms": 0.0})
+    return kept
+
+
+def retrieval_find(
+    *,
+    owner,
+    query: str,
+    target_uri: str | None = None,
+    limit: int = 5,
+    score_threshold: float | None = None,
+    options: SearchOptions | None = None,
+) -> SearchResult:
+    """Documents only, no session: the best nodes under ``target_uri`` (the user root when empty)."""
+    options = options or SearchOptions()
+    run = Run(owner=owner, kind=SearchTrace.Kind.FIND, query=_validated_query(query))
+    nodes = _scope(run, target_uri)
+    embedded = _embedded_query(run, run.query)
+    candidates = _retrieve_documents(run, embedded, nodes, limit=limit, options=options)
+    hits = _document_hits(candidates, embedded, limit)
+    hits = _cut_by_threshold(run, hits, score_threshold)[:limit]
+    hits = _cut_by_budget(run, hits, options.max_tokens or settings.SEARCH_MAX_TOKENS)
+    return SearchResult(hits=hits, trace=search_trace_record(run=run, hits=hits), query=run.query)
+
+
+def _rewrite_context(*, owner, context: SearchContext, query: str) -> tuple[rewriting.RewriteContext, dict]:
+    """The session as the rewriter needs it: summary, recent turns, working set, titles in use."""
+    working_set = context.working_set
+    titles, section_titles = titles_in_use(
+        owner=owner, doc_ids=working_set.active_documents, section_uris=working_set.active_sections
+    )
+    recent = context.recent_messages
+    if recent and recent[-1]["role"] == "user" and recent[-1]["content"].strip() == query.strip():
+        recent = recent[:-1]  # a chat turn records its message first; it is not its own antecedent
+    rewrite_context = rewriting.RewriteContext(
+        recent_turns=[(m["role"], m["content"]) for m in recent],
+        summary=session_summary_text(context.as_dict()),
+        resolved_terms=working_set.resolved_terms,
+        active_documents=[(d, titles[d]) for d in map(doc_id_of, working_set.active_documents) if d in titles],
+        active_sections=[(uri, section_titles[uri]) for uri in working_set.active_sections if uri in section_titles],
+    )
+    return rewrite_context, {
+        "summary_chars": len(rewrite_context.summary),
+        "archive_summaries": len(context.summaries),
+        "recent_messages": len(recent),
+        "working_set": working_set.as_dict(),
+    }
+
+
+def _rewrite(run: Run, query: str, context: rewriting.RewriteContext, options: SearchOptions) -> rewriting.Rewrite:
+    started = time.perf_counter()
+    enabled = settings.ENABLE_QUERY_REWRITING if options.rewrite is None else options.rewrite
+    decision = rewriting.decide(query, context, enabled=enabled)
+    if decision.signals and not context.empty and enabled:
+        engine = ai.text_engine()
+        try:
+            if engine.generates:
+                release_database_connections()  # the model may take seconds; the pool should not wait
+                decision = rewriting.rewrite_with_llm(decision, context, engine=engine, owner_id=run.owner.id)
+            else:
+                decision = rewriting.resolve(decision, context)
+        except Exception as exc:  # a rewrite is an improvement, never a reason for a search to fail
+            logger.exception("query rewrite failed")
+            decision = rewriting.Rewrite(
+                query=query,
+                signals=decision.signals,
+                reason=decision.reason,
+                error=f"rewrite failed ({type(exc).__name__}); searched with the original query",
+            )
+    run.stage("rewrite", started, **decision.as_dict(), query=decision.query)
+    return decision
+
+
+def _apply_document_bias(run: Run, candidates: list[retrievers.Candidate], active: set[str]) -> None:
+    started = time.perf_counter()
+    factor = 1 + settings.DOCUMENT_BIAS
+    boosted = []
+    for candidate in candidates:
+        if candidate.doc_id in active:
+            candidate.score *= factor
+            candidate.boosts.append(f"active document in this session x{factor:.2f}")
+            boosted.append(candidate.uri)
+    candidates.sort(key=lambda c: (-c.score, c.uri))
+    run.stage("document_bias", started, factor=factor, active_documents=sorted(active), boosted=boosted[:50])
+
+
+def _coverage(query: retrievers.Query, texts: list[str]) -> list[float]:
+    """The share of the query's stems each text contains, by PostgreSQL's own stemming."""
+    if not texts or not query.lexemes:
+        return [0.0] * len(texts)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tsvector_to_array(to_tsvector(%s::regconfig, t))"
+            " FROM unnest(%s::text[]) WITH ORDINALITY AS x(t, n) ORDER BY n",
+            [TEXT_SEARCH_CONFIG, texts],
+        )
+        wanted = set(query.lexemes)
+        return [len(wanted & set(row[0] or [])) / len(wanted) for row in cursor.fetchall()]
+
+
+def _normalised(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _only_asks(text: str) -> bool:
+    """Whether a turn is nothing but questions: it asks, it tells nothing."""
+    sentences = split_sentences(text)
+    return bool(sentences) and all(sentence.rstrip().endswith("?") for sentence in sentences)
+
+
+def _echoes(
+    message: dict[str, Any], *, query: retrievers.Query, document_uris: set[str], memory_sources: set[int]
+) -> str:
+    """Why an earlier message would only echo something, or "": the user asking the same question
+    again, a question of theirs (a question is not a source for its own answer), an answer that
+    quoted a passage this search found itself (the source wins), or a turn a memory this search found
+    was drawn from (the memory says it, and links to the turn)."""
+    if message["role"] == "user" and (
+        _normalised(message["content"]) == _normalised(query.text) or (message["similarity"] or 0) >= REPEAT_SIMILARITY
+    ):
+        return "repeats the question"
+    if message["role"] == "user" and _only_asks(message["content"]):
+        return "asks rather than tells"
+    quoted = set((message.get("metadata") or {}).get("context_uris") or [])
+    if quoted & document_uris:
+        return "quotes a passage found directly"
+    if message["id"] in memory_sources:
+        return "is what a memory found directly was drawn from"
+    return ""
+
+
+def _conversation_hits(
+    run: Run,
+    *,
+    session: ChatSession,
+    query: retrievers.Query,
+    limit: int,
+    document_uris: set[str],
+    memory_ids: Sequence[int] = (),
+) -> list[Hit]:
+    """The owner's other sessions' messages relevant to the query, as hits, without echoes (``memory_ids``:
+    the memories found beside them, whose source turns they would repeat)."""
+    started = time.perf_counter()
+    recalled = recall_messages(
+        owner=run.owner,
+        query=query.text,
+        agent_id=session.agent_id,
+        exclude_session_id=str(session.id),
+        max_results=limit,
+        max_tokens=settings.SEARCH_MAX_TOKENS,
+        query_vector=query.vector,
+        query_model=query.model,
+        query_stems=query.lexemes,
+    )
+    memory_sources = memory_source_message_ids(memory_ids=memory_ids)
+    hits, echoes = [], []
+    messages = []
+    for message in recalled["messages"]:
+        why = _echoes(message, query=query, document_uris=document_uris, memory_sources=memory_sources)
+        if why:
+            echoes.append({"id": message["id"], "why": why})
+        else:
+            messages.append(message)
+    coverage = _coverage(query, [m["content"] for m in messages])
+    for message, share in zip(messages, coverage, strict=True):
+        similarity = message["similarity"]
+        how = f"semantic similarity {similarity:.2f}" if similarity is not None else "keyword match"
+        how += f", {round(share * len(query.lexemes))}/{len(query.lexemes)} query terms" if query.lexemes else ""
+        # Scored like document nodes and memories, so that one ranking and one threshold fit them all.
+        score = fusion.blend(dense=similarity, coverage=share)
+        hits.append(message_hit(message, score=score, how=how, recall_source=recalled["source"]))
+    run.stage("conversations", started, source=recalled["source"], candidates=[h.brief() for h in hits], echoes=echoes)
+    return hits
+
+
+def retrieval_search(
+    *,
+    owner,
+    query: str,
+    session: ChatSession,
+    target_uri: str | None = None,
+    limit: int = 5,
+    score_threshold: float | None = None,
+    options: SearchOptions | None = None,
+    kind: str = SearchTrace.Kind.SEARCH,
+    save_trace: bool = True,
+    doc_ids: Sequence[str] = (),
+) -> SearchResult:
+    """Session-aware search: the follow-up resolved from the session (signal-gated), documents ranked
+    with a bias to those the session is using, plus long-term memories and earlier conversations.
+    Updates the session's working set with what it returns. With ``save_trace=False`` the trace is
+    returned unsaved, for a caller that adds its own stages before saving it (the chat). ``doc_ids``
+    narrows the documents to these (already checked to be the owner's), as a chosen set. The model
+    calls it makes (embedding, rewriting) are the session's."""
+    with calls_for_session(session.pk):
+        return _session_search(
+            owner=owner,
+            query=query,
+            session=session,
+            target_uri=target_uri,
+            limit=limit,
+            score_threshold=score_threshold,
+            options=options or SearchOptions(),
+            kind=kind,
+            save_trace=save_trace,
+            doc_ids=doc_ids,
+        )
+
+
+def _session_search(
+    *,
+    owner,
+    query: str,
+    session: ChatSession,
+    target_uri: str | None,
+    limit: int,
+    score_threshold: float | None,
+    options: SearchOptions,
+    kind: str,
+    save_trace: bool,
+    doc_ids: Sequence[str],
+) -> SearchResult:
+    run = Run(owner=owner, kind=kind, query=_validated_query(query))
+    nodes = _scope(run, target_uri)
+    if doc_ids:
+        nodes = nodes.filter(document_id__in=list(doc_ids))
+        run.plan["document_ids"] = sorted(doc_ids)
+    asked = _asked_in_session(run, session, options)
+
+    candidates = _retrieve_documents(run, asked.query, nodes, limit=limit, options=options)
+    active = {doc_id for doc_id, _ in asked.context.active_documents}
+    if options.document_bias and active:
+        _apply_document_bias(run, candidates, active)
+    hits = _document_hits(candidates, asked.query, limit)
+
+    # One document (or a part of one, or a chosen set) is a deliberate narrowing; the whole library is not.
+    if options.include_memories and not doc_ids and not names_a_document(run.plan["target_uri"]):
+        hits = _with_other_sources(run, hits, session=session, query=asked.query, limit=limit)
+        run.plan["sources"] = ["documents", "memories", "conversations"]
+    else:
+        run.plan["sources"] = ["documents"]
+
+    hits = _cut_by_threshold(run, hits, score_threshold)[:limit]
+    hits = _cut_by_budget(run, hits, options.max_tokens or settings.SEARCH_MAX_TOKENS)
+    run.plan.update(
+        rewritten_query=asked.decision.query,
+        rewrite=asked.decision.as_dict(),
+        document_bias=settings.DOCUMENT_BIAS if options.document_bias else 0.0,
+        active_documents=sorted(active),
+        session_context=asked.context_plan,
+    )
+    working_set_update(
+        session_id=str(session.id),
+        resolved_terms=asked.decision.resolved_terms,
+        documents=list(dict.fromkeys(h.doc_id for h in hits if h.doc_id)),
+        sections=list(dict.fromkeys(h.uri.rsplit("/", 1)[0] for h in hits if h.kind == "chunk")),
+    )
+    trace = search_trace_record(run=run, hits=hits, session=session, rewrite=asked.decision, save=save_trace)
+    query_plan = {key: value for key, value in run.plan.items() if key != "session_context"}
+    return SearchResult(hits=hits, trace=trace, query=asked.decision.query, query_plan=query_plan)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A question read in its session: the query to search (rewritten when it was a follow-up), the session
+    as the rewriter saw it (and what of it was read), and the rewrite decided."""
+
+    query: retrievers.Query
+    context: rewriting.RewriteContext
+    context_plan: dict[str, Any]
+    decision: rewriting.Rewrite
+
+
+def _asked_in_session(run: Run, session: ChatSession, options: SearchOptions) -> _Asked:
+    """Reads the session around the question and resolves the question against it."""
+    # The question as asked ranks the session's archives; a standalone question is searched as is,
+    # so its one embedding serves both (its terms are looked up once it is known to be searched).
+    asked = _embedded_query(run, run.query, with_terms=False)
+    started = time.perf_counter()
+    session_context = session_search_context(
+        session=session,
+        query=run.query,
+        max_archives=SESSION_CONTEXT_ARCHIVES,
+        max_messages=settings.HISTORY_MAX_TURNS,
+        query_vector=asked.vector,
+        query_model=asked.model,
+    )
+    context, context_plan = _rewrite_context(owner=run.owner, context=session_context, query=run.query)
+    run.stage("session_context", started, **context_plan)
+    decision = _rewrite(run, run.query, context, options)
+    if decision.query == run.query:
+        embedded = retrievers.Query(
+            text=asked.text, vector=asked.vector, model=asked.model, lexemes=query_lexemes(asked.text)
+        )
+    else:
+        embedded = _embedded_query(run, decision.query)
+    return _Asked(query=embedded, context=context, context_plan=context_plan, decision=decision)
+
+
+def _with_other_sources(
+    run: Run, hits: list[Hit], *, session: ChatSession, query: retrievers.Query, limit: int
+) -> list[Hit]:
+    """``hits`` with the long-term memories and earlier conversations that answer the query, best first."""
+    memories = Memory.objects.filter(owner=run.owner, superseded_by__isnull=True, agent_id=session.agent_id)
+    found = retrievers.memory_candidates(memories, query, limit=max(limit, MEMORY_CANDIDATES_MIN))
+    run.stages += found.stages
+    others = [memory_hit(c, query) for c in found.candidates]
+    document_uris = {hit.uri for hit in hits}
+    memory_ids = [candidate.row.id for candidate in found.candidates]
+    others += _conversation_hits(
+        run, session=session, query=query, limit=limit, document_uris=document_uris, memory_ids=memory_ids
+    )
+    others.sort(key=lambda h: -h.score)
+    # Documents keep at least half the places: memories complement them, they do not crowd them out.
+    return sorted(hits + others[: max(1, limit // 2)], key=lambda h: -h.score)

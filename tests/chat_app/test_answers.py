@@ -1,0 +1,361 @@
+"""The built-in engine's answers respond to what was said: a statement is acknowledged by what was
+noted from it, a greeting in kind, a question with the passages judged relevant (carrying the steps
+or the fix they introduce) or by saying that nothing relevant was found; the mood follows the judged
+relevance of what was quoted."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from chat_app import answer, quotes, speech
+from chat_app import services as pipeline
+from chat_app.quotes import best_quote
+from chat_app.relevance import Judged
+from foundation.ai import MemoryCandidate
+from retrieval_app.hits import Hit
+from sessions_app import services as sessions
+from sessions_app.models import Memory, Message
+from tests.factories import index_document
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.django_db
+
+BREWER = b"""# Brava Kettle Manual
+
+## Descaling
+
+Limescale builds up in hard water. To descale:
+
+1. Fill the kettle to the MAX mark with equal parts water and white vinegar.
+2. Boil it once and leave it to stand for an hour.
+3. Empty it and rinse three times with clean water.
+
+## Error codes
+
+Error E3 means the kettle was switched on empty. Fill it above the MIN mark and press Start again.
+Error E5 means the lid is open. Close the lid firmly.
+"""
+STEPS = [
+    "1. Fill the kettle to the MAX mark with equal parts water and white vinegar.",
+    "2. Boil it once and leave it to stand for an hour.",
+    "3. Empty it and rinse three times with clean water.",
+]
+QUOTED_AS_RETRIEVED = "quoted as retrieved (not generated)"
+
+
+def _chat(client, message: str, **body) -> dict:
+    response = client.post("/api/ai/chat", {"message": message, "debug_search_trace": True, **body}, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def _stage(body: dict, name: str) -> dict:
+    return next(stage for stage in body["search_trace"]["stages"] if stage["stage"] == name)
+
+
+def test_a_statement_is_acknowledged_with_what_was_remembered(auth_client, user, library):
+    body = _chat(auth_client, "I live in Lisbon.")
+    memory = Memory.objects.get(owner=user)
+    assert body["message"] == "Noted: you live in Lisbon. I'll keep that in mind."
+    assert body["remembered"] == [
+        {
+            "id": memory.id,
+            "uri": memory.uri,
+            "category": "profile",
+            "key": "location",
+            "label": "Home",
+            "content": "Lives in Lisbon.",
+            "change": "created",
+        }
+    ]
+    assert body["context"] == [], "no manual is quoted at someone saying where they live"
+    assert body["mood"] == "confident" and "noted 1 memory" in body["mood_reason"]
+    question, answer = Message.objects.filter(session_id=body["session_id"]).order_by("seq")
+    assert list(memory.source_messages.all()) == [question]
+    assert answer.metadata["remembered"] == body["remembered"], "the answer keeps what it announced"
+    assert _stage(body, "memory_note")["remembered"] == body["remembered"]
+
+    again = _chat(auth_client, "I live in Lisbon.", session_id=body["session_id"])
+    assert again["message"] == "I already knew that you live in Lisbon."
+    assert [m["change"] for m in again["remembered"]] == ["unchanged"]
+    moved = _chat(auth_client, "I now live in Porto.", session_id=body["session_id"])
+    assert moved["message"] == "Noted: you live in Porto (before: you live in Lisbon). I'll keep that in mind."
+
+
+def test_whatever_the_patterns_note_from_a_statement_is_what_is_announced(auth_client, library, monkeypatch):
+    noted = [
+        MemoryCandidate(category="profile", key="allergies", content="Severely allergic to peanuts"),
+        MemoryCandidate(category="entities", key="daughter", content="Daughter: Maya"),
+    ]
+    monkeypatch.setattr(sessions.memories, "extract_by_patterns", lambda turns: noted)
+    body = _chat(auth_client, "Please remember: I have a severe peanut allergy, and my daughter is Maya.")
+    assert [(m["key"], m["content"]) for m in body["remembered"]] == [
+        ("allergies", "Severely allergic to peanuts"),
+        ("daughter", "Daughter: Maya"),
+    ]
+    assert body["message"] == (
+        "Noted: you are severely allergic to peanuts and your daughter is Maya. I'll keep that in mind."
+    )
+    assert "viking://" not in body["message"] and "language model" not in body["message"]
+
+
+def test_a_statement_with_nothing_to_note_says_so_and_a_greeting_gets_a_greeting(auth_client, library):
+    said = _chat(auth_client, "The weather was lovely at the coast this weekend.")
+    assert said["message"] == "Saved in this conversation; I noted no fact from it as a long-term memory."
+    assert said["remembered"] == [] and said["context"] == []
+    hello = _chat(auth_client, "Hi!")
+    assert hello["message"].startswith("Hello!") and "viking://" not in hello["message"]
+    assert _chat(auth_client, "Thanks!")["message"] == "You're welcome."
+
+
+def test_an_off_topic_question_finds_nothing_and_says_so(auth_client, library):
+    body = _chat(auth_client, "What is the capital of Mongolia?")
+    assert body["message"] == (
+        "I found nothing about the capital of Mongolia in your documents, memories or earlier conversations."
+    )
+    assert body["context"] == [] and "viking://" not in body["message"], "no unrelated passage pads it"
+    assert body["mood"] == "uncertain" and "Nothing relevant" in body["mood_reason"]
+    relevance = _stage(body, "relevance")
+    assert relevance["judged"] and all(j["relevance"] < relevance["quoted_from"] for j in relevance["judged"])
+
+
+def test_a_quote_that_ends_in_a_colon_carries_the_steps_verbatim(auth_client, user, library):
+    index_document(user, "brava.md", BREWER)
+    body = _chat(auth_client, "How do I descale the Brava kettle?")
+    assert body["mood"] == "confident"
+    (source,) = body["context"]
+    assert f'"To descale:\n   {STEPS[0]}\n   {STEPS[1]}\n   {STEPS[2]}" (' in body["message"]
+    # Each line the list keeps is a line of the source, as written (indented under its number).
+    assert all(line.strip().strip('"') in BREWER.decode() for line in body["message"].splitlines()[2:4])
+    assert body["message"].rstrip().endswith(f"{source['uri']})")
+
+
+def test_the_fix_comes_with_the_error_it_answers(auth_client, user, library):
+    index_document(user, "brava.md", BREWER)
+    body = _chat(auth_client, "How do I fix error E3?")
+    assert (
+        '"Error E3 means the kettle was switched on empty. Fill it above the MIN mark and press Start again."'
+        in body["message"]
+    )
+    assert "E5" not in body["message"]
+
+
+def test_the_mood_of_the_right_passage_is_confident_and_of_a_near_miss_is_not(auth_client, library):
+    right = _chat(auth_client, "How often should I descale the Aurora kettle?")
+    assert right["mood"] == "confident" and "judged relevant" in right["mood_reason"]
+    assert QUOTED_AS_RETRIEVED in right["message"] and "four weeks" in right["message"]
+    assert [item["title"] for item in right["context"]] == ["Descaling"], "only what was quoted is a source"
+
+    # The library has kettles and routers, not this kettle: what comes closest is not relied on.
+    near = _chat(auth_client, "How do I descale the Zephyr Z5 kettle?")
+    assert near["mood"] == "uncertain"
+    assert near["message"].startswith("I found nothing about how to descale the Zephyr Z5 kettle")
+    judged = _stage(near, "relevance")["judged"]
+    assert judged and all(j["features"]["unknown_name"] == 1.0 for j in judged)
+
+
+def test_weakly_relevant_passages_are_quoted_as_the_closest_and_the_mood_says_so(auth_client, library, settings):
+    settings.CHAT_MOOD_CONFIDENT_SCORE = 0.999  # nothing reaches it
+    body = _chat(auth_client, "How often should I descale the Aurora kettle?")
+    assert body["mood"] == "uncertain" and "weakly relevant" in body["mood_reason"]
+    assert body["message"].startswith("Nothing I found clearly answers this; these passages come closest")
+    assert "four weeks" in body["message"]
+
+
+def test_noting_a_memory_that_fails_never_fails_the_turn(auth_client, library, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("memory table locked")
+
+    monkeypatch.setattr(pipeline.sessions, "memory_note_from_turn", broken)
+    body = _chat(auth_client, "I live in Lisbon.")
+    assert body["remembered"] == [] and body["mood"] == "confident"
+    assert "memory table locked" in _stage(body, "memory_note")["error"]
+    assert Message.objects.filter(session_id=body["session_id"], role="assistant").exists()
+
+
+def test_with_a_model_the_noted_memories_are_handed_to_it(auth_client, library, hosted_llm, fake_llm):
+    fake_llm.reply = lambda messages: "Lisbon, lovely. Noted."
+    body = _chat(auth_client, "I live in Lisbon.")
+    assert body["message"] == "Lisbon, lovely. Noted." and [m["content"] for m in body["remembered"]] == [
+        "Lives in Lisbon."
+    ]
+    chat_requests = [r for r in fake_llm.requests if r["path"].endswith("/chat/completions") and r["body"]["stream"]]
+    system = chat_requests[-1]["body"]["messages"][0]["content"]
+    assert re.search(r"Noted just now .*\n- Lives in Lisbon", system)
+
+
+def test_the_answer_never_repeats_how_to_configure_a_model(auth_client, library):
+    for message in ("What is the capital of Mongolia?", "How often should I descale the Aurora kettle?", "Hi!"):
+        answer = _chat(auth_client, message)["message"]
+        assert "LLM_MODEL" not in answer and "language model" not in answer
+
+
+@pytest.mark.parametrize(
+    "message,kind",
+    [
+        ("I live in Lisbon.", speech.STATEMENT),
+        ("Please remember: I have a severe peanut allergy.", speech.STATEMENT),
+        ("Hi! I'm allergic to peanuts.", speech.STATEMENT),
+        ("Our wedding anniversary is in June.", speech.STATEMENT),
+        ("What is the capital of Mongolia?", speech.QUESTION),
+        ("Tell me about the Aurora kettle.", speech.QUESTION),
+        ("warranty", speech.QUESTION),
+        ("descaling the kettle", speech.QUESTION),
+        ("My kettle shows error E3.", speech.QUESTION),
+        ("I can't remember how to reset the router.", speech.QUESTION),
+        ("Hello there.", speech.GREETING),
+        ("Thanks, that helped.", speech.GREETING),
+    ],
+)
+def test_what_a_message_is(message, kind):
+    assert speech.message_kind(message) == kind
+
+
+@pytest.mark.parametrize(
+    "content,said",
+    [
+        ("Lives in Lisbon", "you live in Lisbon"),
+        ("Name: Dana Whitfield", "your name is Dana Whitfield"),
+        ("Prefers their coffee black", "you prefer your coffee black"),
+        ("Usually runs before breakfast", "you usually run before breakfast"),
+        ("Is from Dublin", "you are from Dublin"),
+        ("Severely allergic to peanuts", "you are severely allergic to peanuts"),
+        ("Does not want meetings on Fridays", "you do not want meetings on Fridays"),
+        ("My dentist appointment is on Friday at 3pm", "your dentist appointment is on Friday at 3pm"),
+    ],
+)
+def test_a_memory_is_said_back_to_the_person_it_is_about(content, said):
+    assert speech.acknowledged(content) == said
+
+
+@pytest.mark.parametrize(
+    "question,topic",
+    [
+        ("What is the capital of Mongolia?", "the capital of Mongolia"),
+        ("How do I descale my kettle?", "how to descale your kettle"),
+        ("Tell me about the Zephyr kettle.", "the Zephyr kettle"),
+        ("Where did I park?", "\u201cWhere did I park\u201d"),
+    ],
+)
+def test_what_a_question_asks_about(question, topic):
+    assert speech.topic_of(question) == topic
+
+
+def test_a_carried_list_stays_within_its_bounds():
+    items = "\n".join(f"{n}. Step number {n} of the long procedure." for n in range(1, 30))
+    source = f"To reset the unit:\n\n{items}\n\nThat is all."
+    quote = best_quote("How do I reset the unit?", source)
+    lines = quote.text.splitlines()
+    assert lines[0] == "To reset the unit:" and len(lines) == 1 + quotes.MAX_LIST_ITEMS
+    assert all(line in source for line in lines), "verbatim lines of the source"
+    assert len(quote.text) <= quotes.MAX_QUOTE_CHARS
+
+
+def test_a_quote_that_ends_by_announcing_steps_carries_them():
+    source = BREWER.decode().split("## Descaling")[1].split("## Error codes")[0]
+    quote = best_quote("What should I do about limescale?", source)
+    assert quote.text.splitlines() == ["Limescale builds up in hard water. To descale:", *STEPS]
+
+
+def test_the_settings_page_shows_the_engine_and_how_to_configure_a_model(client, user):
+    client.force_login(user)
+    page = client.get("/settings/").content.decode()
+    assert 'id="language-model"' in page and "None is configured" in page
+    assert "LLM_MODEL=ollama/llama3.1" in page and "LLM_API_BASE=http://127.0.0.1:11434" in page
+    assert "LLM_MODEL=openai/" in page and "LLM_API_KEY=" in page
+
+
+def test_the_chat_page_says_once_how_to_add_a_model_and_not_with_a_model(client, user, settings):
+    client.force_login(user)
+    page = client.get("/chat/").content.decode()
+    notice = re.search(r'<div class="notice small" id="model-notice" role="note" hidden>(.*?)</div>', page, re.S)
+    assert notice and 'href="/settings/#language-model"' in notice.group(1)
+    assert 'id="model-notice-close"' in page, "dismissed once, and the page's script remembers it"
+    settings.LLM_MODEL = "openai/test-chat"
+    assert 'id="model-notice"' not in client.get("/chat/").content.decode()
+    script = (ROOT / "retrieval_app/static/recollect/app/chat.js").read_text()
+    assert "localStorage.setItem(NOTICE_DISMISSED" in script
+
+
+def test_a_statement_lists_as_sources_only_what_its_answer_quotes(auth_client, user, library):
+    index_document(user, "brava.md", BREWER)
+    body = _chat(auth_client, "My kettle is full of limescale, I want to descale it this weekend.")
+    assert body["message"] == "Saved in this conversation; I noted no fact from it as a long-term memory."
+    assert body["context"] == [], "no source is shown under an answer that quotes none"
+    relevance = _stage(body, "relevance")
+    assert relevance["judged"] and relevance["kept"] == []
+
+
+def test_steps_quoted_from_the_middle_of_a_list_still_render_as_a_list():
+    uri = "viking://resources/users/1/documents/d/section_001/chunk_0001"
+    fields = dict.fromkeys(("level", "text", "abstract", "overview", "source", "match_reason"), "")
+    hit = Hit(uri=uri, doc_id="d", chunk_id="1", content="", title="Descaling", kind="chunk", origin="document",
+              score=1.0, **fields)  # fmt: skip
+
+    def quoted(text: str) -> list[str]:
+        passage = Judged(hit=hit, quote=quotes.Quote(text, 0, len(text)), relevance=0.9, features={})
+        return answer.quotes_block("Quoted:", [passage]).removesuffix(f'" (Descaling, {uri})').splitlines()[1:]
+
+    # "2." cannot start a list right under a line of text in Markdown; after a blank line it can.
+    assert quoted(f"{STEPS[0][3:]}\n{STEPS[1]}\n{STEPS[2]}") == [
+        f'1. "{STEPS[0][3:]}',
+        "   ",
+        f"   {STEPS[1]}",
+        f"   {STEPS[2]}",
+    ]
+    # A list that starts at 1, and a quote of one line, are left as they are.
+    assert quoted(f"To descale:\n{STEPS[0]}") == ['1. "To descale:', f"   {STEPS[0]}"]
+    assert quoted(STEPS[1]) == [f'1. "{STEPS[1]}']
+
+
+@pytest.mark.parametrize(
+    "message", ["Remember this conversation", "Can you save this chat?", "Please remember this whole conversation."]
+)
+def test_asking_to_remember_the_conversation_says_how_it_is_done(auth_client, library, message):
+    body = _chat(auth_client, message)
+    assert body["message"] == answer.KEEP_CONVERSATION and "Remember this conversation" in body["message"]
+    assert body["context"] == [] and body["remembered"] == []
+    assert speech.message_kind(message) == speech.STATEMENT
+    told = _chat(auth_client, "Remember this conversation. I live in Lisbon.")
+    assert told["message"] == f"Noted: you live in Lisbon. I'll keep that in mind.\n\n{answer.KEEP_CONVERSATION}"
+
+
+def test_a_memory_found_is_quoted_once_not_again_as_the_turn_it_was_drawn_from(
+    auth_client, user, library, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        told = _chat(auth_client, "Please remember: I have a severe peanut allergy.")
+    memory = Memory.objects.get(owner=user)
+    body = _chat(auth_client, "Do I have any allergies?")
+    assert [hit["uri"] for hit in body["context"]] == [memory.uri], "the memory, not the turn it came from"
+    (echo,) = [e for e in _stage(body, "conversations")["echoes"] if e["why"].startswith("is what a memory")]
+    said = Message.objects.get(session_id=told["session_id"], role="user")
+    assert echo["id"] == said.id
+
+
+@pytest.mark.parametrize("question", ["How do I get rid of limescale?", "How do I remove limescale from the kettle?"])
+def test_getting_rid_of_something_is_the_frame_and_the_steps_that_do_it_answer(auth_client, user, question):
+    index_document(user, "brava.md", BREWER)
+    body = _chat(auth_client, question)
+    assert body["mood"] == "confident", _stage(body, "relevance")["judged"]
+    assert [item["title"] for item in body["context"]] == ["Descaling"]
+    assert f'"Limescale builds up in hard water. To descale:\n   {STEPS[0]}' in body["message"]
+
+
+def test_a_fact_noted_earlier_answers_a_question_that_never_names_it(
+    auth_client, user, library, django_capture_on_commit_callbacks
+):
+    """ "What should I avoid eating?" shares no word with "Is severely allergic to peanuts.": the memory is
+    embedded and judged with what its kind of fact means for the person (a food to avoid eating), so it
+    is found and relied on; it is cited by its label."""
+    with django_capture_on_commit_callbacks(execute=True):  # the memory is embedded, as a worker would
+        _chat(auth_client, "Please remember: I have a severe peanut allergy.")
+    memory = Memory.objects.get(owner=user)
+    with django_capture_on_commit_callbacks(execute=True):
+        body = _chat(auth_client, "What should I avoid eating?")
+    assert [(hit["uri"], hit["title"]) for hit in body["context"]] == [(memory.uri, "Peanut allergy")]
+    assert '"Is severely allergic to peanuts." (Peanut allergy, ' in body["message"]
+    assert body["mood"] == "confident", "relied on, not merely the closest passage"
+    assert "kettle" not in body["message"].lower() and "router" not in body["message"].lower()
