@@ -5,7 +5,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView, TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from accounts_app.api import TokenView
+from accounts_app.api import MeView, TokenView
 from accounts_app.views import LoginView as SignInView
 from foundation.api import HealthView, api_not_found
 from web_app.views import ChatPageView, LogoutView
@@ -13,6 +13,7 @@ from web_app.views import ChatPageView, LogoutView
 api_patterns = [
     path("health", HealthView.as_view(), name="health"),
     path("auth/token", TokenView.as_view(), name="auth-token"),
+    path("me", MeView.as_view(), name="me"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
@@ -27,10 +28,19 @@ api_patterns = [
 # Admin pages of models that moved to the app they now belong to: old links and bookmarks still land.
 MOVED_ADMIN = {"modelcall": "foundation", "queuedtask": "foundation", "apitoken": "accounts_app"}
 
+
+class MovedAdminPage(RedirectView):
+    """An old admin address, for reading: it answers where the page is now (the admin there decides
+    who may see it)."""
+
+    permanent = True
+    query_string = True
+    http_method_names = ["get", "head"]
+
+
 moved_admin_patterns = [
     re_path(
-        rf"^admin/retrieval_app/{model}/(?P<rest>.*)$",
-        RedirectView.as_view(url=f"/admin/{app}/{model}/%(rest)s", permanent=True, query_string=True),
+        rf"^admin/retrieval_app/{model}/(?P<rest>.*)$", MovedAdminPage.as_view(url=f"/admin/{app}/{model}/%(rest)s")
     )
     for model, app in MOVED_ADMIN.items()
 ]

@@ -96,6 +96,8 @@ class Archive(EmbeddedModel):
 
 
 class MessageQuerySet(models.QuerySet):
+    """Messages narrowed the ways readers need: what people said, apart from what the product wrote."""
+
     def said(self) -> MessageQuerySet:
         """What people (or a generating model) said: without system turns and text the product wrote
         into the conversation itself (``Message.is_derived``)."""

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import urllib.request
 from pathlib import Path
 from urllib.parse import quote
@@ -14,6 +15,12 @@ from django.conf import settings
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def application_packages() -> tuple[str, ...]:
+    """The product's top-level packages, highest first, as the import contracts name them."""
+    with (ROOT / "pyproject.toml").open("rb") as project:
+        return tuple(tomllib.load(project)["tool"]["importlinter"]["root_packages"])
 
 
 POLL_EVERY_S = 0.1

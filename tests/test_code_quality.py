@@ -6,10 +6,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, application_packages
 
 # The packages that make the product; their migrations are generated and left out.
-APPLICATION_PACKAGES = ("config", "sessions_app", "documents_app", "retrieval_app", "accounts_app")
+APPLICATION_PACKAGES = application_packages()
 # A function longer than this is split into named steps.
 MAX_FUNCTION_LINES = 60
 

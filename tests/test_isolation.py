@@ -116,6 +116,7 @@ def _bystander(user) -> None:
 # statuses a signed-in stranger may get. Anonymous callers get 401 everywhere under /api/ but PUBLIC.
 
 NOT_FOUND = {404}
+MOVED = {301}
 OWN_DATA = {200}
 PASSWORD_TRY = "a long enough passphrase"
 REFUSED_URI = {400, 404}
@@ -135,6 +136,12 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
             {"username": o.user.username, "password": "wrong"},
             {400},
         ),
+        ("api/me", "get"): ("/api/me", None, OWN_DATA),  # the caller's own id, never the owner's
+        # Old admin addresses of models that moved: each answers only where the page is now.
+        **{
+            (f"^admin/retrieval_app/{model}/(?P<rest>.*)$", "get"): (f"/admin/retrieval_app/{model}/", None, MOVED)
+            for model in ("modelcall", "queuedtask", "apitoken")
+        },
         ("api/schema/", "get"): ("/api/schema/", None, OWN_DATA),
         ("api/docs/", "get"): ("/api/docs/", None, OWN_DATA),
         ("api/redoc/", "get"): ("/api/redoc/", None, OWN_DATA),
@@ -411,7 +418,7 @@ def test_no_route_lets_anyone_else_reach_or_read_a_users_objects(kind):
             allowed = {302}
         elif route in OPERATOR_PAGES:
             allowed = {403} if kind == "staff" else {302}
-        elif route in JOINING:
+        elif route in JOINING or allowed == MOVED:
             pass  # the row's answer, for anonymous callers too
         elif kind == "anonymous" and route not in PUBLIC:
             allowed = {401}

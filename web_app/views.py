@@ -133,6 +133,7 @@ class AccountPageView(_Page):
             "max_tokens": MAX_TOKENS_PER_USER,
             "lifetimes": TOKEN_LIFETIME_DAYS,
             "now": timezone.now(),
+            "root_uri": user_root_uri(self.request.user.id),
         }
 
     def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:

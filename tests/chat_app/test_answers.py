@@ -275,7 +275,7 @@ def test_the_chat_page_says_once_how_to_add_a_model_and_not_with_a_model(client,
     assert 'id="model-notice-close"' in page, "dismissed once, and the page's script remembers it"
     settings.LLM_MODEL = "openai/test-chat"
     assert 'id="model-notice"' not in client.get("/chat/").content.decode()
-    script = (ROOT / "retrieval_app/static/recollect/app/chat.js").read_text()
+    script = (ROOT / "web_app/static/recollect/app/chat.js").read_text()
     assert "localStorage.setItem(NOTICE_DISMISSED" in script
 
 

@@ -1,6 +1,7 @@
 """The schema: migrations from zero and back, pgvector, vector sizes, and a clean makemigrations."""
 
 import uuid
+from decimal import Decimal
 from urllib.parse import quote
 
 import psycopg
@@ -116,3 +117,88 @@ def test_models_and_migrations_agree(db):
 def test_a_different_embedding_size_needs_no_new_migration():
     result = manage("makemigrations", "--check", "--dry-run", env=clean_env(EMBEDDING_DIMENSIONS="1536"))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# The state of a database from before the foundation had an app of its own.
+BEFORE_THE_MOVE = {"retrieval_app": "0006", "accounts_app": "0001", "sessions_app": "0001", "documents_app": "0007"}
+# Django's own apps, migrated in full as they were then.
+DJANGOS_APPS = ("contenttypes", "auth", "admin", "sessions", "authtoken")
+
+
+def _before_the_move(env: dict[str, str]) -> None:
+    for app, *migration in [*((app,) for app in DJANGOS_APPS), *BEFORE_THE_MOVE.items()]:
+        result = manage("migrate", app, *migration, "--noinput", env=env)
+        assert result.returncode == 0, result.stderr
+    # Each migrate made the content types and permissions of the models as its migrations left them:
+    # the moved models' under retrieval_app, as in a database of that time.
+    labels = _sql(
+        env, "SELECT app_label FROM django_content_type WHERE model IN ('modelcall', 'apitoken', 'queuedtask')"
+    )
+    assert labels == [("retrieval_app",)] * 3
+
+
+def _sql(env: dict[str, str], statement: str, *params):
+    with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
+        cursor = conn.execute(statement, params)
+        return cursor.fetchall() if cursor.description else None
+
+
+def test_a_database_from_before_the_move_keeps_its_rows_and_permissions(fresh_database):
+    env = clean_env(DATABASE_URL=_server_url(fresh_database), DJANGO_SETTINGS_MODULE="config.settings.dev")
+    _before_the_move(env)
+    _sql(
+        env,
+        "INSERT INTO auth_user (username, password, is_superuser, is_staff, is_active, first_name, last_name,"
+        " email, date_joined) VALUES ('ana', '!', false, true, true, '', '', '', now())",
+    )
+    ((user_id,),) = _sql(env, "SELECT id FROM auth_user")
+    session_id = uuid.uuid4()
+    _sql(
+        env,
+        "INSERT INTO sessions_app_chatsession (id, owner_id, title, agent_id, metadata, created_at, updated_at,"
+        " rolling_summary, summary_through_seq) VALUES (%s, %s, '', '', '{}', now(), now(), '', 0)",
+        session_id,
+        user_id,
+    )
+    _sql(
+        env,
+        "INSERT INTO retrieval_app_modelcall (kind, purpose, backend, model, owner_id, session_id, input_count,"
+        " input_tokens, output_tokens, cost_usd, latency_ms, attempts, ok, error, created_at) VALUES ('generation',"
+        " 'chat', 'litellm', 'm', %s, %s, 1, 10, 5, 0.5, 12, 1, true, '', now())",
+        user_id,
+        session_id,
+    )
+    _sql(
+        env,
+        "INSERT INTO retrieval_app_apitoken (owner_id, name, prefix, key_digest, kind, created_at)"
+        " VALUES (%s, 'agent', 'abcd', %s, 'named', now())",
+        user_id,
+        "0" * 64,
+    )
+    ((permission_id,),) = _sql(
+        env,
+        "SELECT p.id FROM auth_permission p JOIN django_content_type c"
+        " ON c.id = p.content_type_id WHERE c.app_label = 'retrieval_app' AND p.codename = 'view_modelcall'",
+    )
+    _sql(env, "INSERT INTO auth_user_user_permissions (user_id, permission_id) VALUES (%s, %s)", user_id, permission_id)
+
+    result = manage("migrate", "--noinput", env=env)
+    assert result.returncode == 0, result.stderr
+
+    assert _sql(
+        env,
+        "SELECT app_label FROM django_content_type WHERE model IN ('modelcall', 'apitoken', 'queuedtask')"
+        " ORDER BY model",
+    ) == [("accounts_app",), ("foundation",), ("foundation",)]
+    held = _sql(
+        env,
+        "SELECT c.app_label, p.codename FROM auth_user_user_permissions up JOIN auth_permission p"
+        " ON p.id = up.permission_id JOIN django_content_type c ON c.id = p.content_type_id",
+    )
+    assert held == [("foundation", "view_modelcall")]  # the staff member still sees model calls
+    assert _sql(env, "SELECT session_id, cost_usd FROM retrieval_app_modelcall") == [(session_id, Decimal("0.5"))]
+    assert _sql(env, "SELECT name FROM retrieval_app_apitoken") == [("agent",)]
+    # The call's conversation is a plain id now: deleting the conversation no longer needs the call changed.
+    _sql(env, "DELETE FROM sessions_app_chatsession")
+    assert _sql(env, "SELECT count(*) FROM retrieval_app_modelcall") == [(1,)]
+    assert manage("makemigrations", "--check", "--dry-run", env=env).returncode == 0

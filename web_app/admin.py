@@ -1,0 +1,1 @@
+"""The browser app has no rows to administer."""

@@ -1,0 +1,1 @@
+"""The browser app has no API of its own: its scripts call the apps' APIs under ``/api/``."""

@@ -1,0 +1,1 @@
+"""The browser app runs nothing in the background."""
