@@ -18,7 +18,8 @@ DOCUMENTS_RESCUE_STALLED = "documents.rescue_stalled"
 DOCUMENT_EMBED_TITLE = "documents.embed_title"
 
 # The foundation (foundation.tasks): embed rows of one kind; embed every row still without a
-# vector; send the jobs kept in the database while the broker was down.
+# vector; send the jobs kept in the database while the broker was down. (Their "core." is the name of
+# their first home, kept like every name.)
 EMBED_ROWS = "core.embed_rows"
 BACKFILL_EMBEDDINGS = "core.backfill_embeddings"
 SEND_QUEUED_TASKS = "core.send_queued_tasks"

@@ -52,7 +52,7 @@ class SearchTrace(models.Model):
     # What was returned, best first: [{"uri", "kind", "title", "score", "source", "doc_id", "session_id"}].
     results = models.JSONField(default=list, blank=True)
     total_ms = models.FloatField(default=0.0)
-    # Milliseconds per stage ({"dense": 3.1, "first_token": 412.0, ...}; core.tracing.TIMED_STAGES), kept
+    # Milliseconds per stage ({"dense": 3.1, "first_token": 412.0, ...}; foundation.tracing.TIMED_STAGES), kept
     # apart from ``stages`` so that the dashboard's percentiles never read the candidates' lists.
     timings = models.JSONField(default=dict, blank=True)
     outcome = models.CharField(max_length=32, choices=Outcome.choices, default=Outcome.OK)
