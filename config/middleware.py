@@ -39,7 +39,13 @@ def body_limit_for(content_type: str) -> int:
     return settings.API_MAX_BODY_BYTES
 
 
+# An import upload (an export with its documents) has a limit of its own, IMPORT_MAX_BYTES.
+IMPORT_PATH = "/api/import"
+
+
 def body_limit(request: HttpRequest) -> int:
+    if request.path == IMPORT_PATH and request.META.get("CONTENT_TYPE", "").lower().startswith("multipart/form-data"):
+        return settings.IMPORT_MAX_BYTES + MULTIPART_OVERHEAD_BYTES
     return body_limit_for(request.META.get("CONTENT_TYPE", ""))
 
 

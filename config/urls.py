@@ -8,12 +8,15 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from accounts_app.api import MeView, TokenView
 from accounts_app.views import LoginView as SignInView
 from foundation.api import HealthView, api_not_found
+from privacy_app.erasure_api import MyDataView
 from web_app.views import ChatPageView, LogoutView
 
 api_patterns = [
     path("health", HealthView.as_view(), name="health"),
     path("auth/token", TokenView.as_view(), name="auth-token"),
     path("me", MeView.as_view(), name="me"),
+    # Erasure (privacy_app): a person's own data, with a receipt.
+    path("me/data", MyDataView.as_view(), name="me-data"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
@@ -21,6 +24,8 @@ api_patterns = [
     path("", include("documents_app.api.urls")),
     path("", include("retrieval_app.api.urls")),
     path("", include("chat_app.api.urls")),
+    # A person's data as a whole: export and import.
+    path("", include("privacy_app.api")),
     # Anything else under /api/ answers in the API's error shape, whatever DEBUG is.
     re_path(r"^.*$", api_not_found),
 ]

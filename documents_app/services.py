@@ -32,7 +32,7 @@ from foundation.ai import extractive
 from foundation.ai.engines import abstract_of
 from foundation.ai.tokens import tokens_for_chars
 from foundation.push import push_on_commit
-from foundation.queues import enqueue, enqueue_on_commit
+from foundation.queues import enqueue, enqueue_on_commit, queued_tasks_forget
 
 logger = logging.getLogger(__name__)
 
@@ -240,7 +240,8 @@ def document_delete(*, document: Document) -> None:
     # The same row lock as the index swap: a delete waits for a swap in flight, never interleaves.
     if not Document.objects.select_for_update().filter(pk=document.pk).exists():
         return
-    document_deleted.send(sender=Document, document_id=document.id)
+    document_deleted.send(sender=Document, document_id=document.id, owner_id=document.owner_id)
+    queued_tasks_forget(tasks=task_names.DOCUMENT_JOBS, first_arg=str(document.id))
     document_announce(document_id=document.id, owner_id=document.owner_id)
     stored = document.file.name
     storage = document.file.storage

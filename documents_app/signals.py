@@ -2,6 +2,7 @@
 
 from django.dispatch import Signal
 
-# Sent inside the deleting transaction with ``document_id``: whatever keeps a reference to the
-# document (search traces) removes it then, so nothing points at a document that is gone.
+# Sent inside the deleting transaction with ``document_id`` and ``owner_id``: whatever keeps a reference to
+# the document or quotes it (search traces, answers' sources, working sets) takes it out then, so nothing
+# points at or quotes a document that is gone.
 document_deleted = Signal()

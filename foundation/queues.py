@@ -107,3 +107,10 @@ def queued_tasks_send() -> int:
             if sent:
                 logger.info("sent %d job(s) kept while the broker was down", sent)
             return sent
+
+
+def queued_tasks_forget(*, tasks: frozenset[str], first_arg: str) -> int:
+    """Drops the jobs kept for the workers that name a deleted row as their first argument (a session,
+    a document): they would find nothing, and must not keep its id; how many went."""
+    deleted, _ = QueuedTask.objects.filter(task__in=tasks, args__0=first_arg).delete()
+    return deleted

@@ -24,8 +24,16 @@ EMBED_ROWS = "core.embed_rows"
 BACKFILL_EMBEDDINGS = "core.backfill_embeddings"
 SEND_QUEUED_TASKS = "core.send_queued_tasks"
 
+# Export and import (privacy_app.tasks): import an uploaded export into a person's account.
+IMPORT_RUN = "privacy.import_run"
+
 # Bulk work, on workers of its own so that it never delays what a person is waiting for.
-BULK_TASKS = frozenset({DOCUMENT_INDEX, BACKFILL_EMBEDDINGS})
+BULK_TASKS = frozenset({DOCUMENT_INDEX, BACKFILL_EMBEDDINGS, IMPORT_RUN})
+
+# The jobs that name one session, or one document, by its id as their first argument: a delete drops
+# those still kept in the database for it (``foundation.queues.queued_tasks_forget``).
+SESSION_JOBS = frozenset({SESSION_AUTO_COMMIT, SESSION_FOLD_HISTORY})
+DOCUMENT_JOBS = frozenset({DOCUMENT_INDEX, DOCUMENT_EMBED_TITLE})
 
 ALL_TASKS = frozenset(
     {
@@ -37,5 +45,6 @@ ALL_TASKS = frozenset(
         EMBED_ROWS,
         BACKFILL_EMBEDDINGS,
         SEND_QUEUED_TASKS,
+        IMPORT_RUN,
     }
 )

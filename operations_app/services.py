@@ -1,30 +1,23 @@
-"""What operators do across the apps: deleting a user with everything they own, through each app's own
-service, so that stored files, document trees and vectors, conversations, memories and working sets all
-go, and trace references with them."""
+"""What operators do across the apps: deleting a user with everything they own, through the erasure
+service (``privacy_app.erasure``), so that stored files, document trees and vectors, conversations,
+memories, traces, tokens, sign-ins and working sets all go."""
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.db.models import Count, Q
 
 from accounts_app.models import ApiToken
 from documents_app.models import Document, DocumentNode
-from documents_app.services import document_delete
 from foundation.models import ModelCall
+from privacy_app.erasure import ErasureReceipt, user_data_erase
 from retrieval_app.models import SearchTrace
 from sessions_app.models import Archive, ChatSession, Memory, Message
-from sessions_app.services import session_delete
 
 
-@transaction.atomic
-def user_delete(*, user) -> None:
-    """Deletes ``user`` and all they own. Their model calls stay, without an owner: they were made and
-    paid for, and the dashboard's costs must not change when someone leaves."""
-    for document in Document.objects.filter(owner=user).only("id", "owner_id", "file"):
-        document_delete(document=document)  # its file goes once this transaction commits
-    for session in ChatSession.objects.filter(owner=user).only("id", "owner_id"):
-        session_delete(session=session)
-    user.delete()  # the rest (memories not drawn from a session, traces without one, tokens) cascades
+def user_delete(*, user) -> ErasureReceipt:
+    """Deletes ``user`` and all they own; the erasure's receipt. Their model calls stay, anonymised:
+    they were made and paid for, and the dashboard's costs must not change when someone leaves."""
+    return user_data_erase(user=user, delete_account=True)
 
 
 def user_deletion_summary(*, users) -> dict[str, int]:
@@ -43,5 +36,5 @@ def user_deletion_summary(*, users) -> dict[str, int]:
         "node vectors": nodes["vectors"],
         "search traces": SearchTrace.objects.filter(owner_id__in=ids).count(),
         "API tokens": ApiToken.objects.filter(owner_id__in=ids).count(),
-        "model calls kept without an owner": ModelCall.objects.filter(owner_id__in=ids).count(),
+        "model calls kept, anonymised": ModelCall.objects.filter(owner_id__in=ids).count(),
     }

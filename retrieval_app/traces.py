@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import F, Func, Value
+from django.db.models import F, Func, Q, Value
 
+from foundation.scrub import Needles, scrubbed
 from foundation.tracing import RESULT_TEXT_CHARS, ms_since, timings_of
 from retrieval_app.hits import Hit
 from retrieval_app.models import SearchTrace
@@ -117,8 +118,48 @@ def search_trace_dict(trace: SearchTrace) -> dict[str, Any]:
     }
 
 
-def search_traces_forget_document(*, document_id: uuid.UUID, **_: Any) -> None:
-    """A deleted document's id leaves every trace that mentions it (in the deleting transaction)."""
+# The columns of a trace that may name what a search found (its query and timings name nothing of it).
+FOUND_COLUMNS = ("results", "stages", "plan", "rewrite_decision")
+
+
+def search_traces_forget(*, owner_id: int, needles: Needles, **_: Any) -> int:
+    """Takes a deleted thing (a document, a conversation, a memory, named by ``needles``) out of the
+    owner's search traces: every result, candidate and passage that names it goes, with the words it
+    quoted, and so does a search scoped to it. The traces stay, for the operators' figures; how many
+    changed. Runs in the deleting transaction (``document_deleted``, ``session_deleted``,
+    ``memory_deleted``)."""
+    if not needles:
+        return 0
+    scoped = Q(target_uri__in=needles.whole) | _inside("target_uri", needles)
+    candidates = (
+        SearchTrace.objects.filter(owner_id=owner_id)
+        .annotate(**needles.annotations(*FOUND_COLUMNS))
+        .filter(needles.as_sql_filter(*FOUND_COLUMNS) | scoped)
+        .only("id", "target_uri", "result_count", *FOUND_COLUMNS)
+    )
+    changed = []
+    for trace in candidates:
+        for column in FOUND_COLUMNS:
+            setattr(trace, column, scrubbed(getattr(trace, column), needles))
+        trace.target_uri = scrubbed(trace.target_uri, needles)
+        trace.result_count = len(trace.results)
+        changed.append(trace)
+    SearchTrace.objects.bulk_update(changed, [*FOUND_COLUMNS, "target_uri", "result_count"], batch_size=200)
+    return len(changed)
+
+
+def _inside(column: str, needles: Needles) -> Q:
+    wanted = Q(pk__in=[])
+    for needle in needles.inside:
+        wanted |= Q(**{f"{column}__contains": needle})
+    return wanted
+
+
+def search_traces_forget_document(*, document_id: uuid.UUID, owner_id: int | None = None, **_: Any) -> None:
+    """A deleted document leaves every trace that mentions it (in the deleting transaction): its id, and
+    the results and candidates that quoted its passages."""
     SearchTrace.objects.filter(document_ids__contains=[document_id]).update(
         document_ids=Func(F("document_ids"), Value(document_id), function="array_remove")
     )
+    if owner_id is not None:
+        search_traces_forget(owner_id=owner_id, needles=Needles(inside=(str(document_id),)))

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "sessions_app",
     "documents_app",
     "retrieval_app",
+    "privacy_app",
     "chat_app",
     "operations_app",
     "web_app",
@@ -272,6 +273,8 @@ SPECTACULAR_SETTINGS = {
         "DocumentOriginEnum": ["document"],
         "MemoryOriginEnum": ["memory"],
         "ConversationOriginEnum": ["conversation"],
+        "KindEnum": "documents_app.models.DocumentNode.Kind",
+        "ImportKindEnum": "privacy_app.models.ImportJob.Kind",
     },
     # OpenAPI 3.0 cannot describe a websocket: foundation.schema adds its events as an extension.
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "foundation.schema.document_websocket"],
@@ -427,6 +430,15 @@ ENABLE_SESSION_MEMORY = env_bool("ENABLE_SESSION_MEMORY", True)
 ENABLE_HISTORY_SUMMARIZATION = env_bool("ENABLE_HISTORY_SUMMARIZATION", True)
 HISTORY_MAX_TURNS = env_int("HISTORY_MAX_TURNS", 10, minimum=1)
 SESSION_MEMORY_TTL_HOURS = env_float("SESSION_MEMORY_TTL_HOURS", 4.0)
+
+# --- Export and import (privacy_app) -------------------------------------------------------------
+# The largest import upload: an export with its documents' original files, compressed.
+IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 512 * 1024 * 1024, minimum=1024)
+# What an import archive may unpack to, all files together: a zip bomb stops here, before any is read.
+IMPORT_MAX_UNCOMPRESSED_BYTES = env_int("IMPORT_MAX_UNCOMPRESSED_BYTES", 4 * 1024 * 1024 * 1024, minimum=1024)
+IMPORT_MAX_ENTRIES = env_int("IMPORT_MAX_ENTRIES", 200_000, minimum=10)
+# An import up to this size runs in the request (201, done); a larger one in a worker (202, then poll).
+IMPORT_INLINE_MAX_BYTES = env_int("IMPORT_INLINE_MAX_BYTES", 4 * 1024 * 1024, minimum=0)
 
 LOGGING = {
     "version": 1,

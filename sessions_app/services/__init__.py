@@ -30,7 +30,9 @@ from sessions_app.services.working_set import (
     WorkingSet,
     working_set_clear,
     working_set_get,
+    working_set_lifetime_s,
     working_set_update,
+    working_sets_clear,
 )
 
 __all__ = [
@@ -57,5 +59,7 @@ __all__ = [
     "session_update",
     "working_set_clear",
     "working_set_get",
+    "working_set_lifetime_s",
     "working_set_update",
+    "working_sets_clear",
 ]

@@ -14,8 +14,11 @@ from foundation import ai
 from foundation.ai import memories as extraction
 from foundation.ai.extractive import split_sentences
 from foundation.ai.memories import extract as extract_by_patterns
+from foundation.scrub import Needles
 from foundation.tasks import embed_later
 from sessions_app.models import Archive, ChatSession, Memory, Message
+from sessions_app.services.forgetting import messages_forget
+from sessions_app.signals import memory_deleted
 
 
 def empty_diff() -> dict[str, list[dict[str, Any]]]:
@@ -268,8 +271,23 @@ def memory_edit(*, memory: Memory, content: str) -> Memory:
     return memory
 
 
+@transaction.atomic
 def memory_delete(*, memory: Memory) -> None:
-    memory.delete()
+    """Deletes the memory with its history and the earlier versions it replaced, and takes it out of what
+    other rows kept of it: the answers that noted or cited it, and the search traces that found it
+    (``memory_deleted``). The conversations it was drawn from stay: they are the person's own words."""
+    owner_id, uris, earlier = memory.owner_id, [memory.uri], []
+    replaced = list(Memory.objects.filter(superseded_by=memory).only("id", "owner_id", "category"))
+    while replaced:  # each earlier version is a memory of the same fact, with its own earlier texts
+        uris += [older.uri for older in replaced]
+        earlier += [older.pk for older in replaced]
+        replaced = list(
+            Memory.objects.filter(superseded_by__in=replaced).exclude(pk__in=earlier).only("id", "owner_id", "category")
+        )
+    Memory.objects.filter(pk__in=[*earlier, memory.pk]).delete()
+    needles = Needles(whole=tuple(uris))
+    messages_forget(owner_id=owner_id, needles=needles)
+    memory_deleted.send(sender=Memory, owner_id=owner_id, needles=needles)
 
 
 def _known_to_the_session(session: ChatSession) -> set[str]:

@@ -5,10 +5,15 @@ from __future__ import annotations
 from django.db import connection, transaction
 from django.db.models import Q
 
+from foundation import task_names
 from foundation.accounting import model_calls_forget_session
+from foundation.queues import queued_tasks_forget
+from foundation.scrub import Needles
 from sessions_app.exceptions import SessionNotFound
 from sessions_app.models import Archive, ChatSession, Memory, Message
+from sessions_app.services.forgetting import memories_forget_history, messages_forget
 from sessions_app.services.working_set import working_set_clear
+from sessions_app.signals import session_deleted
 
 
 def lock_commits(session_id) -> None:
@@ -48,7 +53,9 @@ def session_update(*, session: ChatSession, title: str | None = None, metadata: 
 @transaction.atomic
 def session_delete(*, session: ChatSession) -> None:
     """Deletes the session with its messages, archives and traces, and the memories that came from it
-    alone. A memory also drawn from another session stays, without this session's sources."""
+    alone. A memory also drawn from another session stays, without this session's sources. What other
+    rows kept of it goes too: the words other answers cite from it, the search traces of other sessions
+    that quote it (``session_deleted``), its model calls' link to it, and its working set."""
     lock_commits(session.pk)  # a commit in flight finishes first, so its memories are seen here
     owner_id = session.owner_id
     from_here = Memory.objects.filter(owner_id=owner_id).filter(
@@ -58,8 +65,15 @@ def session_delete(*, session: ChatSession) -> None:
         Q(source_messages__in=Message.objects.filter(owner_id=owner_id).exclude(session=session))
         | Q(source_archive__in=Archive.objects.filter(owner_id=owner_id).exclude(session=session))
     )
-    Memory.objects.filter(id__in=from_here.values("id")).exclude(id__in=elsewhere.values("id")).delete()
+    alone = Memory.objects.filter(id__in=from_here.values("id")).exclude(id__in=elsewhere.values("id"))
+    gone = [memory.uri for memory in alone.only("id", "owner_id", "category")]
+    alone.delete()
     session_id = str(session.pk)  # read before the delete, which clears the instance's primary key
     session.delete()
     model_calls_forget_session(session_id=session_id)
+    queued_tasks_forget(tasks=task_names.SESSION_JOBS, first_arg=session_id)
+    needles = Needles(inside=(session_id,), whole=tuple(gone))
+    messages_forget(owner_id=owner_id, needles=needles)
+    memories_forget_history(owner_id=owner_id, needles=needles)
+    session_deleted.send(sender=ChatSession, owner_id=owner_id, needles=needles)
     working_set_clear(session_id=session_id)

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.core.cache import cache
 
 from foundation.parsers import text_problem
+from foundation.scrub import Needles, scrubbed
+from sessions_app.models import ChatSession
 
 logger = logging.getLogger(__name__)
 
@@ -108,3 +110,44 @@ def working_set_clear(*, session_id: str) -> None:
         cache.delete(_working_set_key(session_id))
     except Exception:  # it expires by itself
         logger.warning("could not clear the working set of session %s", session_id, exc_info=True)
+
+
+def working_sets_forget(*, owner_id: int, needles: Needles) -> int:
+    """Takes the deleted thing out of the working sets of the owner's sessions that hold it; how many
+    changed. Redis down: they are left to expire by themselves (SESSION_MEMORY_TTL_HOURS)."""
+    if not needles:
+        return 0
+    keys = {
+        _working_set_key(str(session_id)): session_id
+        for session_id in ChatSession.objects.filter(owner_id=owner_id).values_list("id", flat=True)
+    }
+    try:
+        stored = cache.get_many(list(keys)) if keys else {}
+        changed = {key: scrubbed(value, needles) for key, value in stored.items()}
+        changed = {key: value for key, value in changed.items() if value != stored[key]}
+        if changed:
+            cache.set_many(changed, _working_set_ttl())
+    except Exception:  # it expires by itself
+        logger.warning("could not clear a deleted item from the working sets of user %s", owner_id, exc_info=True)
+        return 0
+    return len(changed)
+
+
+def working_set_lifetime_s() -> int:
+    """How long an untouched working set lives in Redis, in seconds: one that could not be cleared is
+    gone by then."""
+    return _working_set_ttl()
+
+
+def working_sets_clear(*, session_ids) -> bool:
+    """Clears the working sets of these sessions at once; False if Redis could not be reached (they
+    expire by themselves within ``working_set_lifetime_s``)."""
+    keys = [_working_set_key(str(session_id)) for session_id in session_ids]
+    if not keys:
+        return True
+    try:
+        cache.delete_many(keys)
+    except Exception:  # it expires by itself
+        logger.warning("could not clear %d working set(s)", len(keys), exc_info=True)
+        return False
+    return True

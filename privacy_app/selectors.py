@@ -1,0 +1,1 @@
+"""selectors: to be filled."""

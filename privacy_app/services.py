@@ -1,0 +1,1 @@
+"""services: to be filled."""
