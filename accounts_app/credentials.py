@@ -23,6 +23,8 @@ from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext_lazy as _
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 
@@ -136,3 +138,21 @@ class ApiTokenAuthentication(TokenAuthentication):
         if found is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         return found
+
+
+class BearerTokenAuthentication(ApiTokenAuthentication):
+    """The same keys as ``Authorization: Bearer <key>``, the way OpenAI's and MCP's clients (and most
+    SDKs) send one."""
+
+    keyword = "Bearer"
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    """The schema names the ``Bearer`` way of sending a key apart from the ``Token`` way: both are
+    subclasses of DRF's token authentication, which the schema would otherwise name alike."""
+
+    target_class = BearerTokenAuthentication
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema):
+        return build_bearer_security_scheme_object(header_name="Authorization", token_prefix=self.target.keyword)

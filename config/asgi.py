@@ -1,4 +1,4 @@
-"""ASGI entry point served by Daphne: HTTP through Django, websockets through Channels.
+"""ASGI entry point served by Daphne: HTTP through Django (but /mcp, the MCP server), websockets through Channels.
 
 DJANGO_SETTINGS_MODULE must be set (``make run`` sets it): a server never guesses its settings, so a
 production unit that forgets it fails to start instead of serving development settings.
@@ -18,6 +18,7 @@ from config.handler import ConnectionSafeASGIHandler  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from config.ws_auth import auth_stack, origin_validator  # noqa: E402
 from foundation import connections, security  # noqa: E402
+from integrations_app.mcp_server import WithMcp  # noqa: E402
 
 # Daphne's own command line: a server that would take any client's word for its address does not start.
 security.refuse_unsafe_proxy_headers(sys.argv)
@@ -27,7 +28,8 @@ django_asgi_app = ConnectionSafeASGIHandler()
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # /mcp: the MCP server (integrations_app.mcp_server), beside Django rather than through it.
+        "http": WithMcp(django_asgi_app),
         "websocket": origin_validator(auth_stack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -15,10 +15,13 @@ from twisted.web import http
 
 from config.middleware import body_limit_for
 from foundation.api import error_body
+from integrations_app.openai_wire import OPENAI_PREFIX, OpenAIError
 
 
-def _refuse(channel, status: bytes, code: str, message: str) -> None:
-    body = json.dumps(error_body(code, message)).encode()
+def _refuse(channel, status: bytes, code: str, message: str, *, path: bytes = b"") -> None:
+    # The OpenAI-compatible routes answer in OpenAI's error shape, which their clients read.
+    shaped = OpenAIError(message, code=code).body() if path.startswith(OPENAI_PREFIX) else error_body(code, message)
+    body = json.dumps(shaped).encode()
     head = (
         b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\n"
         b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n"
@@ -53,6 +56,8 @@ def _too_large(request, size: int) -> None:
         b"413 Content Too Large",
         "too_large",
         f"The request body is at least {size} bytes; the limit is {limit}.",
+        # The request line's path, kept by the channel (the request's own ``uri`` is set once the body is in).
+        path=getattr(request.channel, "_path", None) or b"",
     )
 
 

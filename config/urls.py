@@ -8,6 +8,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from accounts_app.api import MeView, TokenView
 from accounts_app.views import LoginView as SignInView
 from foundation.api import HealthView, api_not_found
+from integrations_app.mcp_server import RESOURCE_METADATA_PATH, ProtectedResourceMetadataView
+from integrations_app.urls import openai_patterns
 from privacy_app.erasure_api import MyDataView
 from web_app.views import ChatPageView, LogoutView
 
@@ -61,6 +63,11 @@ urlpatterns = [
     *moved_admin_patterns,
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
+    # The MCP server's OAuth protected-resource metadata (RFC 9728), at both places clients look for it.
+    path(RESOURCE_METADATA_PATH.lstrip("/"), ProtectedResourceMetadataView.as_view(), name="mcp-resource-metadata"),
+    path(RESOURCE_METADATA_PATH.lstrip("/") + "/mcp", ProtectedResourceMetadataView.as_view()),
+    # The OpenAI-compatible API, for chat front-ends and SDKs (integrations_app.openai_api).
+    path("v1/", include(openai_patterns)),
 ]
 
 admin.site.site_header = "Recollect administration"

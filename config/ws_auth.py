@@ -3,19 +3,23 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs
 
 from asgiref.sync import ThreadSensitiveContext
 from channels.auth import AuthMiddlewareStack
 from channels.db import DatabaseSyncToAsync
 from channels.middleware import BaseMiddleware
 from channels.security.websocket import WebsocketDenier
-from django.conf import settings
-from django.http.request import split_domain_port, validate_host
 
 from accounts_app.credentials import credential_for_key
 from foundation.db import release_database_connections
-from foundation.security import scope_client_address, token_guess_allowed, token_guess_failed, token_guess_period
+from foundation.security import (
+    same_origin,
+    scope_client_address,
+    token_guess_allowed,
+    token_guess_failed,
+    token_guess_period,
+)
 
 
 def _credential_for_token_sync(key: str, address: str):
@@ -93,7 +97,9 @@ class SameOriginValidator:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "websocket":
             origin = _header(scope, b"origin")
-            if origin is not None and not _same_origin(origin, _header(scope, b"host") or "", scope):
+            if origin is not None and not same_origin(
+                origin, host=_header(scope, b"host") or "", secure=scope.get("scheme") == "wss"
+            ):
                 return await WebsocketDenier()(scope, receive, send)
         return await self.application(scope, receive, send)
 
@@ -103,28 +109,6 @@ def _header(scope, name: bytes) -> str | None:
         if key == name:
             return value.decode("latin-1")
     return None
-
-
-def _same_origin(origin: str, host: str, scope) -> bool:
-    origin = origin.strip().lower()
-    if origin in {trusted.lower() for trusted in settings.CSRF_TRUSTED_ORIGINS}:
-        return True
-    parsed = urlparse(origin)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        return False
-    if scope.get("scheme") == "wss" and parsed.scheme != "https":
-        return False  # a page served over plain HTTP must not drive a socket opened over TLS
-    allowed = list(settings.ALLOWED_HOSTS) or (["localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else [])
-    domain, _ = split_domain_port(parsed.netloc)
-    return _with_default_port(parsed.netloc, parsed.scheme) == _with_default_port(
-        host.lower(), parsed.scheme
-    ) and validate_host(domain, allowed)
-
-
-def _with_default_port(netloc: str, scheme: str) -> str:
-    if netloc.endswith("]") or ":" not in netloc:
-        return f"{netloc}:{443 if scheme == 'https' else 80}"
-    return netloc
 
 
 def origin_validator(inner):

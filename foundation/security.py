@@ -8,11 +8,13 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import urlparse
 
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import DisallowedHost, ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
+from django.http.request import split_domain_port, validate_host
 from django.urls import reverse
 from django.views.debug import SafeExceptionReporterFilter
 from redis.exceptions import RedisError
@@ -103,6 +105,32 @@ def scope_client_address(scope) -> str:
 
 
 PROXY_HEADERS_OPTION = "--proxy-headers"
+
+
+def same_origin(origin: str, *, host: str, secure: bool) -> bool:
+    """Whether a browser page at ``origin`` may drive a connection made to ``host``: the Origin must be the
+    very scheme, host and port the connection was made on (the Host header), or one of CSRF_TRUSTED_ORIGINS,
+    and its host must be in ALLOWED_HOSTS. A page on another port of localhost is another origin, and a page
+    served over plain HTTP may not drive a connection made over TLS (``secure``). Settings are read per call."""
+    origin = origin.strip().lower()
+    if origin in {trusted.lower() for trusted in settings.CSRF_TRUSTED_ORIGINS}:
+        return True
+    parsed = urlparse(origin)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        return False
+    if secure and parsed.scheme != "https":
+        return False
+    allowed = list(settings.ALLOWED_HOSTS) or (["localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else [])
+    domain, _ = split_domain_port(parsed.netloc)
+    return _with_default_port(parsed.netloc, parsed.scheme) == _with_default_port(
+        host.lower(), parsed.scheme
+    ) and validate_host(domain, allowed)
+
+
+def _with_default_port(netloc: str, scheme: str) -> str:
+    if netloc.endswith("]") or ":" not in netloc:
+        return f"{netloc}:{443 if scheme == 'https' else 80}"
+    return netloc
 
 
 def refuse_unsafe_proxy_headers(argv: Sequence[str]) -> None:

@@ -12,10 +12,13 @@ user's content: each of their objects holds a marker that no other row of the da
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
@@ -32,6 +35,7 @@ from accounts_app.services import invitation_create
 from accounts_app.tokens import api_token_create
 from config.asgi import application
 from documents_app.models import Document, DocumentNode
+from privacy_app.models import ImportJob
 from retrieval_app.models import SearchTrace
 from sessions_app import services as sessions
 from sessions_app.api.paging import cursor_encode
@@ -70,6 +74,7 @@ class Owner:
     trace: SearchTrace
     api_token: ApiToken
     invitation_key: str
+    import_job: ImportJob
     uris: dict[str, str] = field(default_factory=dict)
 
 
@@ -100,7 +105,11 @@ def _owner() -> Owner:
         "memory": memory.uri,
         "user_root": document.uri.split("/documents/")[0],
     }
-    return Owner(user, session, message, archive, memory, document, node, trace, api_token, invitation.key, uris)
+    # An import of the owner's, with a file name that is theirs alone.
+    import_job = ImportJob.objects.create(owner=user, kind=ImportJob.Kind.MESSAGES, filename=f"{MARKER}.json")
+    return Owner(
+        user, session, message, archive, memory, document, node, trace, api_token, invitation.key, import_job, uris
+    )
 
 
 def _bystander(user) -> None:
@@ -137,6 +146,16 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
             {400},
         ),
         ("api/me", "get"): ("/api/me", None, OWN_DATA),  # the caller's own id, never the owner's
+        # The OpenAI-compatible API: the owner's agent is no model of anyone else's, nor their session (asked
+        # before the caller makes sessions of that agent of their own, below).
+        ("v1/models", "get"): ("/v1/models", None, OWN_DATA),
+        ("v1/models/<path:model_id>", "get"): (f"/v1/models/recollect:{AGENT}", None, NOT_FOUND),
+        ("v1/chat/completions", "post"): (
+            "/v1/chat/completions",
+            {"model": "recollect", "messages": [{"role": "user", "content": Q}], "metadata": {"session_id": str(s)}},
+            NOT_FOUND,
+        ),
+        ("v1/^.*$", "get"): (f"/v1/sessions/{s}", None, NOT_FOUND),
         # Old admin addresses of models that moved: each answers only where the page is now.
         **{
             (f"^admin/retrieval_app/{model}/(?P<rest>.*)$", "get"): (f"/admin/retrieval_app/{model}/", None, MOVED)
@@ -206,6 +225,18 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
         ("api/ai/chat", "post"): ("/api/ai/chat", {"message": Q, "session_id": str(s)}, NOT_FOUND),
         ("api/ai/chat/stream", "post"): ("/api/ai/chat/stream", {"message": Q, "doc_id": str(d)}, NOT_FOUND),
         ("api/^.*$", "get"): (f"/api/sessions/{s}/archives/archive_001", None, NOT_FOUND),
+        # The MCP server's OAuth protected-resource metadata: public, the same for everyone (the tools at
+        # /mcp are served beside Django and tried in test_the_mcp_tools_let_no_one_else_reach_a_users_objects).
+        (".well-known/oauth-protected-resource", "get"): ("/.well-known/oauth-protected-resource", None, OWN_DATA),
+        (".well-known/oauth-protected-resource/mcp", "get"): (
+            "/.well-known/oauth-protected-resource/mcp",
+            None,
+            OWN_DATA,
+        ),
+        # Export and import: the caller's own data alone; another person's import is a 404.
+        ("api/export", "get"): ("/api/export", None, OWN_DATA),
+        ("api/import", "post"): ("/api/import", {"messages": [{"role": "user", "content": "mine"}]}, {201}),
+        ("api/import/<str:import_id>", "get"): (f"/api/import/{o.import_job.id}", None, NOT_FOUND),
         # Pages
         ("", "get"): ("/", None, OWN_DATA),
         ("chat/", "get"): ("/chat/", None, OWN_DATA),
@@ -238,6 +269,9 @@ def _rows(o: Owner) -> dict[tuple[str, str], tuple[str, dict | None, set[int]]]:
         # Last: signing out ends the caller's session.
         ("accounts/logout/", "get"): ("/accounts/logout/", None, OWN_DATA),
         ("accounts/logout/", "post"): ("/accounts/logout/", None, {302}),
+        # Erasure (privacy_app), last of all: it ends the caller's own credentials with their data. Asked
+        # first without confirmation (a 400 naming the caller's own counts), then with the caller's name.
+        ("api/me/data", "delete"): ("/api/me/data", ERASE_OWN, OWN_DATA),
     }
 
 
@@ -265,6 +299,24 @@ def _extra_requests(o: Owner) -> list[tuple[str, str, dict | None, set[int]]]:
         ("post", "/api/ai/chat", {"message": Q, "debug_search_trace": True}, OWN_DATA),
         ("post", "/api/ai/chat/stream", {"message": Q, "session_id": str(s)}, NOT_FOUND),
         ("post", "/api/ai/chat/stream", {"message": Q, "debug_search_trace": True}, OWN_DATA),
+        ("post", "/v1/chat/completions", {"model": "recollect", "messages": [{"role": "user", "content": Q}]}, {200}),
+        (
+            "post",
+            "/v1/chat/completions",
+            {"model": "recollect:their-own", "messages": [{"role": "user", "content": Q}], "stream": True},
+            OWN_DATA,
+        ),
+        (
+            "post",
+            "/v1/chat/completions",
+            {
+                "model": "recollect",
+                "messages": [{"role": "user", "content": Q}],
+                "metadata": {"session_id": str(s)},
+                "stream": True,
+            },
+            NOT_FOUND,
+        ),
         # The account's form, posted as a browser posts it (the forms that end the caller's own
         # credentials are in test_the_account_forms_end_the_callers_credentials_alone).
         ("post", "/account/", {FORM: True, "action": "revoke", "token_id": o.api_token.pk}, {302}),
@@ -272,7 +324,17 @@ def _extra_requests(o: Owner) -> list[tuple[str, str, dict | None, set[int]]]:
 
 
 # Anyone may ask these; none answers with a user's data. (An unknown API path is a 404 for all alike.)
-PUBLIC = {"api/health", "api/auth/token", "api/schema/", "api/docs/", "api/redoc/", "api/^.*$"}
+PUBLIC = {
+    "api/health",
+    "api/auth/token",
+    "api/schema/",
+    "api/docs/",
+    "api/redoc/",
+    "api/^.*$",
+    ".well-known/oauth-protected-resource",
+    ".well-known/oauth-protected-resource/mcp",
+    "v1/^.*$",
+}
 PAGES = {
     "",
     "chat/",
@@ -353,6 +415,8 @@ def _caller(kind: str) -> tuple[Client, str]:
 OWNER_PASSWORD = "the owner's own long passphrase"
 # A body with this key is posted as a form (the account page's), not as JSON.
 FORM = "(form)"
+# This body erases the caller's own data: refused unconfirmed, then confirmed with the caller's username.
+ERASE_OWN = "(erase own data)"
 
 
 def _send(client: Client, token: str, method: str, path: str, body, o: Owner) -> tuple[int, bytes]:
@@ -361,15 +425,34 @@ def _send(client: Client, token: str, method: str, path: str, body, o: Owner) ->
     elif body == "upload":
         upload = SimpleUploadedFile("notes.md", b"# Notes\n\nMy own kettle notes.\n", content_type="text/markdown")
         response = client.post(path, {"file": upload})
+    elif body == ERASE_OWN:
+        return _erase_own(client, path)
     elif body == "login":
         response = client.post(path, {"username": o.user.username, "password": "wrong"})
-    elif path.startswith("/api/ai/chat/stream"):
+    elif path.startswith("/api/ai/chat/stream") or (isinstance(body, dict) and body.get("stream")):
         return _stream(token, path, body)
     elif body is not None:
         response = getattr(client, method)(path, data=json.dumps(body), content_type="application/json")
     else:
         response = getattr(client, method)(path)
+    if response.streaming:  # an export: the whole file is what must hold nothing of the owner's
+        return response.status_code, _unzipped(b"".join(response.streaming_content))
     return response.status_code, response.content
+
+
+def _unzipped(data: bytes) -> bytes:
+    """Every file of a zip answer, unpacked (a marker in a deflated member is not found as is)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return b"".join(archive.read(name) for name in archive.namelist())
+
+
+def _erase_own(client: Client, path: str) -> tuple[int, bytes]:
+    refused = client.delete(path)
+    if refused.status_code != 400:
+        return refused.status_code, refused.content
+    me = client.get("/api/me").json()
+    response = client.delete(f"{path}?confirm={me['username']}")
+    return response.status_code, refused.content + response.content
 
 
 def _stream(token: str, path: str, body) -> tuple[int, bytes]:
@@ -398,6 +481,7 @@ def _intact(o: Owner) -> None:
     assert Invitation.objects.get(used_by=o.user).note == f"{MARKER} family"
     assert not type(o.user).objects.filter(username="taker").exists()
     assert sessions.working_set_get(session_id=str(o.session.id)).as_dict()["resolved_terms"]
+    assert ImportJob.objects.filter(id=o.import_job.id, owner=o.user).exists()
 
 
 @pytest.mark.parametrize("kind", ["anonymous", "stranger", "staff"])
@@ -483,6 +567,65 @@ def test_the_chat_websocket_lets_no_one_else_reach_or_read_a_users_objects(kind)
         assert [e["code"] for e in refusals[:2]] == ["session_not_found", "document_not_found"]
         assert events[-1]["type"] == "done"
         assert not any(MARKER.lower() in frame.lower() for frame in frames)
+    _intact(o)
+
+
+# --- the MCP server --------------------------------------------------------------------------------
+
+
+def _mcp_calls(o: Owner) -> list[tuple[str, dict, bool]]:
+    """Every MCP tool, with the owner's ids and URIs wherever it takes one: (tool, arguments, whether the
+    caller is refused; otherwise it answers about the caller's own data)."""
+    s, m = str(o.session.id), o.memory.id
+    said = [{"role": "user", "content": "injected"}]
+    return [
+        ("recall", {"query": Q, "exclude_session_id": s, "max_results": 50}, False),
+        ("recall", {"query": "vault code"}, False),
+        ("find", {"query": Q}, False),
+        *[("find", {"query": Q, "target_uri": o.uris[uri]}, True) for uri in ("document", "node", "user_root")],
+        ("search", {"query": Q, "session_id": s}, True),
+        *[("read", {"uri": o.uris[uri], "level": "L2"}, True) for uri in ("document", "node", "memory", "archive")],
+        ("read", {"uri": o.uris["document"], "level": "L0"}, True),
+        ("ls", {}, False),
+        *[("ls", {"uri": o.uris[uri]}, True) for uri in ("document", "node", "user_root")],
+        ("remember", {"messages": said, "session_id": s}, True),
+        ("remember", {"messages": said}, False),  # a new session of the caller's own
+        ("commit", {"session_id": s}, True),
+        ("forget", {"memory_id": m}, True),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["anonymous", "stranger", "staff"])
+def test_the_mcp_tools_let_no_one_else_reach_a_users_objects(kind):
+    o = _owner()
+    token = _caller(kind)[1]
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    calls = _mcp_calls(o)
+
+    async def run():
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost", headers=headers) as client:
+            answers = []
+            for number, (tool, arguments, _) in enumerate(calls):
+                body = {"jsonrpc": "2.0", "id": number, "method": "tools/call"}
+                body["params"] = {"name": tool, "arguments": arguments}
+                answers.append(await client.post("/mcp", json=body))
+            return answers
+
+    problems = []
+    for (tool, arguments, refused), answer in zip(calls, async_to_sync(run)(), strict=True):
+        if MARKER.lower() in answer.text.lower():
+            problems.append(f"{tool} {arguments}: the other user's content is in the answer")
+        if kind == "anonymous":
+            if answer.status_code != 401:
+                problems.append(f"{tool} {arguments}: {answer.status_code}, expected 401")
+            continue
+        result = answer.json().get("result") or {}
+        if answer.status_code != 200 or result.get("isError") is not refused:
+            problems.append(f"{tool} {arguments}: {answer.status_code} {answer.text[:300]}")
+    assert not problems, "\n".join(problems)
     _intact(o)
 
 

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "retrieval_app",
     "privacy_app",
     "chat_app",
+    "integrations_app",
     "operations_app",
     "web_app",
 ]
@@ -231,6 +232,7 @@ JOIN_THROTTLE_RATE = env_str("JOIN_THROTTLE_RATE", "10/hour")
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts_app.credentials.ApiTokenAuthentication",
+        "accounts_app.credentials.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

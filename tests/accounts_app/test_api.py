@@ -1,6 +1,7 @@
 """Who am I: a key or a browser session tells its holder their id, the one in their own URIs."""
 
 import pytest
+from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from tests.factories import UserFactory, index_document
@@ -35,3 +36,12 @@ def test_the_account_page_says_the_id_and_where_the_documents_are(client, user):
     page = client.get("/account/").content.decode()
     assert f"Your id is <strong>{user.pk}</strong>" in page
     assert f"viking://resources/users/{user.pk}" in page
+
+
+def test_a_key_is_taken_as_a_bearer_token_too(user):
+    client = APIClient()
+    key = Token.objects.create(user=user).key
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert client.get("/api/me").json()["id"] == user.pk
+    client.credentials(HTTP_AUTHORIZATION="Bearer not-a-key")
+    assert client.get("/api/me").status_code == 401

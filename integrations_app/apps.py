@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class IntegrationsAppConfig(AppConfig):
+    name = "integrations_app"
+    verbose_name = "Integrations"
