@@ -195,6 +195,17 @@ def features_of(
     }
 
 
+def _memory_floor(hit: Hit, features: dict[str, float], question: Question) -> float:
+    """The least relevance of a long-term memory the search kept. It is a fact about the person asking,
+    often worded nothing like the question ("what should I avoid eating?" and a peanut allergy): always
+    worth saying, if only as what comes closest. It answers for sure when the question asks about the person
+    as a whole ("what do you know about me?"), or when it holds every word of the question ("where do I
+    live?" and "Lives in Lisbon."): one passage alone sets nothing apart, so the model would doubt it."""
+    if hit.about_owner or (question.weights and features["coverage"] >= 1.0):
+        return settings.CHAT_MOOD_CONFIDENT_SCORE
+    return settings.CHAT_RELEVANCE_FLOOR
+
+
 def judge(*, owner, query: str, hits: Sequence[Hit], written: str = "") -> list[Judged]:
     """Each hit, in the search's order, with its quote and its judged relevance to what was asked.
 
@@ -226,9 +237,6 @@ def judge(*, owner, query: str, hits: Sequence[Hit], written: str = "") -> list[
         features = features_of(hit=hit, rank=rank, hits=hits, question=question, held=held, quoted=quoted[rank])
         relevance = probability(features)
         if hit.origin == "memory":
-            # A long-term memory the search kept (close in meaning, or holding half the question's words)
-            # is a fact about the person asking, often worded nothing like the question ("what should I
-            # avoid eating?" and a peanut allergy): always worth saying, if only as what comes closest.
-            relevance = max(relevance, settings.CHAT_RELEVANCE_FLOOR)
+            relevance = max(relevance, _memory_floor(hit, features, question))
         judged.append(Judged(hit=hit, quote=quote, relevance=relevance, features=features))
     return judged

@@ -43,6 +43,8 @@ class Hit:
     # What the hit means beyond its own words, judged with it but never quoted: for a memory, what its fact
     # means for the person ("A food to avoid eating." for a peanut allergy).
     implies: str = ""
+    # A memory returned because the question asks what is known about the person (retrievers.asks_about_owner).
+    about_owner: bool = False
 
     def brief(self) -> dict[str, Any]:
         return {"uri": self.uri, "score": self.score}
@@ -111,6 +113,7 @@ def memory_hit(candidate: retrievers.Candidate, query: retrievers.Query) -> Hit:
         match_reason="long-term memory, " + match_reason(candidate, query),
         similarity=candidate.dense,
         implies=implication(memory.category, memory.key),
+        about_owner=retrievers.ABOUT_OWNER_BOOST in candidate.boosts,
     )
 
 

@@ -11,6 +11,7 @@ Every function here reads; the search service records what they did in a ``Searc
 from __future__ import annotations
 
 import heapq
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,17 @@ MEMORY_EXACT_SCAN_MAX_ROWS = 500
 MUST_OPEN_SECTIONS = 3
 # A queue priority below any directory's (-score): the sections that must be opened are expanded first.
 OPEN_FIRST = -1e9
+# A question about the person asking, as a whole ("what do you know about me?", "who am I?"): what is
+# remembered of them answers it, whatever its words, so it shares none of them.
+_ABOUT_OWNER = re.compile(
+    r"\b(?:about|of) (?:me|myself)\b|\bwho am i\b|\bwhat (?:have|did) i (?:tell|told|say|said|mention)",
+    re.IGNORECASE,
+)
+# What describes the person, first among their memories when they ask about themselves; then the newest.
+PERSONAL_CATEGORIES = ("profile", "preferences")
+# The score such memories rank with at least, beside documents that hardly match a question with no subject.
+ABOUT_OWNER_SCORE = 0.6
+ABOUT_OWNER_BOOST = "the question asks what is known about you"
 
 
 @dataclass(frozen=True)
@@ -476,19 +488,33 @@ def _keep_flat_passages(
             chunks[candidate.uri] = candidate
 
 
+def asks_about_owner(text: str) -> bool:
+    """Whether a question asks what is known of the person asking, as a whole."""
+    return bool(_ABOUT_OWNER.search(text))
+
+
+def _personal_first(memories: QuerySet, limit: int) -> list[int]:
+    """The ids of the memories that describe the person best: their profile and preferences, then the rest,
+    the newest first within each."""
+    personal = Case(When(category__in=PERSONAL_CATEGORIES, then=Value(0)), default=Value(1))
+    return list(memories.order_by(personal, "-updated_at", "-id").values_list("id", flat=True)[:limit])
+
+
 def memory_candidates(memories: QuerySet, query: Query, *, limit: int) -> Retrieval:
     """Long-term memories relevant to the query, by either retriever, scored like document nodes.
 
     A person's memories are usually few: up to MEMORY_EXACT_SCAN_MAX_ROWS of them are all scored
     exactly in one query; more are narrowed by the two retrievers first. A memory is kept when its
     similarity reaches MEMORY_SIMILARITY_THRESHOLD or it holds at least half the query's stems; the
-    trace lists the rest as cut.
+    trace lists the rest as cut. A question about the person as a whole (``asks_about_owner``) keeps
+    what describes them best, their profile and preferences first, ranked at least ABOUT_OWNER_SCORE.
     """
     started = time.perf_counter()
+    about_owner = set(_personal_first(memories, limit)) if asks_about_owner(query.text) else set()
     if has_more_rows_than(memories, MEMORY_EXACT_SCAN_MAX_ROWS):
         dense = dense_uris(memories, query, limit=limit, key="id")
         keyword = keyword_uris(memories, query, limit=limit, key="id")
-        memories = memories.filter(id__in=[i for i, _ in dense] + [i for i, _ in keyword])
+        memories = memories.filter(id__in=[i for i, _ in dense] + [i for i, _ in keyword] + list(about_owner))
     found: dict[int, Candidate] = {}
     for memory in scored(memories, query):
         matched = sorted(memory.matched or [])
@@ -504,9 +530,12 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int) -> Retrie
         candidate.own = candidate.score = blend(dense=memory.dense, coverage=coverage)
         candidate.found_by = {"dense"} if memory.dense is not None else set()
         candidate.found_by |= {"keyword"} if matched else set()
+        if memory.id in about_owner:
+            candidate.score = max(candidate.score, ABOUT_OWNER_SCORE)
+            candidate.boosts.append(ABOUT_OWNER_BOOST)
         found[memory.id] = candidate
     floor = settings.MEMORY_SIMILARITY_THRESHOLD
-    kept = [c for c in found.values() if (c.dense or 0.0) >= floor or c.keyword >= 0.5]
+    kept = [c for c in found.values() if (c.dense or 0.0) >= floor or c.keyword >= 0.5 or c.row.id in about_owner]
     ranked = sorted(kept, key=lambda c: (-c.score, c.uri))[:limit]
     cut = [c.summary() for c in found.values() if c not in ranked]
     stage = _stage(

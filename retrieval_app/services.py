@@ -465,5 +465,7 @@ def _with_other_sources(
         run, session=session, query=query, limit=limit, document_uris=document_uris, memory_ids=memory_ids
     )
     others.sort(key=lambda h: -h.score)
-    # Documents keep at least half the places: memories complement them, they do not crowd them out.
-    return sorted(hits + others[: max(1, limit // 2)], key=lambda h: -h.score)
+    # Documents keep at least half the places: memories complement them, they do not crowd them out; but
+    # a question about the person is answered by what is remembered of them.
+    places = limit if retrievers.asks_about_owner(query.text) else max(1, limit // 2)
+    return sorted(hits + others[:places], key=lambda h: -h.score)

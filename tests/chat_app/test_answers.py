@@ -101,6 +101,27 @@ def test_whatever_the_patterns_note_from_a_statement_is_what_is_announced(auth_c
     assert "viking://" not in body["message"] and "language model" not in body["message"]
 
 
+def test_what_the_person_told_answers_questions_about_them_in_a_new_conversation(auth_client, library):
+    _chat(auth_client, "Hi, I'm Priya and I live in Lisbon. I am allergic to peanuts.")
+
+    about_me = _chat(auth_client, "What do you know about me?")
+    where = _chat(auth_client, "Where do I live?")
+
+    assert about_me["message"].startswith(answer.CONFIDENT_HEADER), about_me["message"]
+    for fact in ("Priya", "Lisbon", "peanuts"):
+        assert fact in about_me["message"]
+    assert {hit["origin"] for hit in about_me["context"]} == {"memory"}, "no manual passage pads it"
+    assert about_me["mood"] == "confident"
+    assert where["message"].startswith(answer.CONFIDENT_HEADER) and "Lisbon" in where["message"]
+    assert "Priya" not in where["message"], "only what answers the question"
+
+
+def test_a_question_about_something_else_of_theirs_is_not_answered_with_their_profile(auth_client, library):
+    _chat(auth_client, "Hi, I'm Priya and I live in Lisbon.")
+    body = _chat(auth_client, "What is the capital of Mongolia?")
+    assert body["context"] == [] and "Lisbon" not in body["message"]
+
+
 def test_a_statement_with_nothing_to_note_says_so_and_a_greeting_gets_a_greeting(auth_client, library):
     said = _chat(auth_client, "The weather was lovely at the coast this weekend.")
     assert said["message"] == "Saved in this conversation; I noted no fact from it as a long-term memory."
