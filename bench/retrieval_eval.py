@@ -14,6 +14,9 @@ each document counts once, at its first hit. Results are printed overall and per
 
     .venv/bin/python bench/retrieval_eval.py [--json results.json] [--queries N]
     .venv/bin/python bench/retrieval_eval.py --set shortdocs [--limit-docs N] [--json results.json]
+
+``--reuse`` evaluates against the library a previous run indexed (the conversations are stored again),
+to compare code or settings quickly; a figure worth reporting comes from a run without it.
 """
 
 from __future__ import annotations
@@ -87,6 +90,19 @@ def index_corpus(owner, documents: list[dict]) -> dict[tuple[str, str], str]:
             sections.setdefault((doc["key"], node.title.strip()), node.uri)
         if number % 10 == 0:
             print(f"  indexed {number}/{len(documents)} documents ({time.perf_counter() - started:.0f} s)", flush=True)
+    return sections
+
+
+def indexed_sections(owner, documents: list[dict]) -> dict[tuple[str, str], str]:
+    """(document key, section heading) -> section URI, of a library indexed before."""
+    from documents_app.models import DocumentNode
+
+    keys = {doc["filename"]: doc["key"] for doc in documents}
+    sections: dict[tuple[str, str], str] = {}
+    nodes = DocumentNode.objects.filter(owner=owner, kind="section").select_related("document")
+    for node in nodes.order_by("document__created_at", "level", "position"):
+        if node.document.filename in keys:
+            sections.setdefault((keys[node.document.filename], node.title.strip()), node.uri)
     return sections
 
 
@@ -237,14 +253,7 @@ def grid(owner, documents: list[dict], queries: list[dict]) -> None:
     """nDCG@10 and MRR of hierarchical and blended flat retrieval for a few settings around the defaults."""
     from django.test import override_settings
 
-    from documents_app.models import DocumentNode
-
-    keys = {doc["filename"]: doc["key"] for doc in documents}
-    sections = {
-        (keys[node.document.filename], node.title.strip()): node.uri
-        for node in DocumentNode.objects.filter(owner=owner, kind="section").select_related("document")
-        if node.document.filename in keys
-    }
+    sections = indexed_sections(owner, documents)
     compared = {k: v for k, v in CONFIGURATIONS.items() if k in ("hybrid (blend)", "hierarchical")}
     for alpha in (0.3, 0.5, 0.7):
         for weight in (0.2, 0.3, 0.5):
@@ -262,6 +271,7 @@ def main() -> None:
         action="store_true",
         help="reuse the indexed corpus of a previous run and compare settings on the document queries only",
     )
+    parser.add_argument("--reuse", action="store_true", help="evaluate the library a previous run indexed")
     parser.add_argument(
         "--set",
         dest="dataset",
@@ -281,7 +291,7 @@ def main() -> None:
         run_short_documents(args)
         return
 
-    django_for_bench("recollect_eval", fresh=not args.grid)
+    django_for_bench("recollect_eval", fresh=not (args.grid or args.reuse))
     from django.contrib.auth import get_user_model
 
     from bench.evalset import corpus
@@ -292,10 +302,17 @@ def main() -> None:
     if args.grid:
         grid(get_user_model().objects.get(username="eval"), documents, queries)
         return
-    owner = get_user_model().objects.create_user(username="eval")
     print(f"corpus: {len(documents)} documents, {len(queries)} queries, {len(conversations)} conversations")
     started = time.perf_counter()
-    sections = index_corpus(owner, documents)
+    if args.reuse:
+        from sessions_app.models import ChatSession
+
+        owner = get_user_model().objects.get(username="eval")
+        ChatSession.objects.filter(owner=owner).delete()
+        sections = indexed_sections(owner, documents)
+    else:
+        owner = get_user_model().objects.create_user(username="eval")
+        sections = index_corpus(owner, documents)
     from documents_app.models import DocumentNode
 
     chunks = DocumentNode.objects.filter(owner=owner, kind="chunk").count()
@@ -393,7 +410,7 @@ def print_short_table(results: dict) -> None:
 
 
 def run_short_documents(args) -> None:
-    django_for_bench(SHORT_DATABASE)
+    django_for_bench(SHORT_DATABASE, fresh=not args.reuse)
     from django.contrib.auth import get_user_model
 
     from bench.shortdocs import corpus as shortdocs
@@ -407,9 +424,18 @@ def run_short_documents(args) -> None:
     kinds = {kind: sum(1 for q in queries if q["kind"] == kind) for kind in shortdocs.KINDS}
     print(f"short documents: {len(documents)} documents, {len(queries)} queries {kinds}")
     print(f"set fingerprint: {shortdocs.fingerprint()[:16]}")
-    owner = get_user_model().objects.create_user(username="eval")
     started = time.perf_counter()
-    keys = index_short_documents(owner, documents)
+    if args.reuse:
+        from documents_app.models import Document
+
+        owner = get_user_model().objects.get(username="eval")
+        keys = {
+            str(pk): name.removesuffix(".txt")
+            for pk, name in Document.objects.filter(owner=owner).values_list("id", "filename")
+        }
+    else:
+        owner = get_user_model().objects.create_user(username="eval")
+        keys = index_short_documents(owner, documents)
     chunks = DocumentNode.objects.filter(owner=owner, kind="chunk").count()
     print(f"indexed in {time.perf_counter() - started:.0f} s: {len(keys)} documents, {chunks} chunks")
     print("documents (find), judged per document:")

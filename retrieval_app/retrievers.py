@@ -20,10 +20,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
-from django.db.models import Case, FloatField, QuerySet, Value, When
+from django.db.models import Case, F, FloatField, QuerySet, Value, When, Window
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Greatest, RowNumber
 from pgvector.django import CosineDistance
 
+from documents_app.models import DocumentNode
 from documents_app.uris import directory_ancestors
 from foundation import bm25
 from foundation.bm25 import quoted
@@ -33,7 +35,9 @@ from sessions_app.uris import memory_uri
 
 MAX_CHECKED_LEXEMES = 16
 SEED_DIRECTORIES = 10
-EXPANSIONS_PER_ROUND = 4
+# Directories opened together, one query a round: a descent of half the budget per round ranks as one
+# of four did (bench/retrieval_eval.py, both sets) in a third of the round trips.
+EXPANSIONS_PER_ROUND = 12
 TRACE_CANDIDATES = 30
 # A person's memories up to this many are scored exactly, all of them, in one query.
 MEMORY_EXACT_SCAN_MAX_ROWS = 500
@@ -155,27 +159,112 @@ def scored(queryset: QuerySet, query: Query, *, text: bool = True) -> QuerySet:
     return queryset.defer(*deferred).annotate(**annotations)
 
 
+@dataclass(frozen=True)
+class NodeRow:
+    """A document node as ranking sees it: where it sits and its two signals, read as plain values. Its
+    text is read only for the few nodes shown (``with_text``): a descent scores hundreds and shows a handful."""
+
+    id: Any
+    uri: str
+    kind: str
+    parent_uri: str
+    document_id: Any
+    dense: float | None
+    matched: list[str]
+
+    @property
+    def pk(self) -> Any:
+        return self.id
+
+
+_NODE_FIELDS = ("id", "uri", "kind", "parent_uri", "document_id", "dense", "matched")
+# What a shown node is read with: where it sits, and its tiers.
+_TEXT_FIELDS = (
+    "id",
+    "uri",
+    "kind",
+    "parent_uri",
+    "document_id",
+    "level",
+    "position",
+    "title",
+    "abstract",
+    "overview",
+    "content",
+)
+
+
+def candidates_shown(limit: int) -> int:
+    """How many of a ranking's best candidates a search reads the text of, to fill ``limit`` results after
+    its thresholds and budget: no candidate below that rank can be shown."""
+    return max(3 * limit, 10)
+
+
+def _own_score(query: Query):
+    """``blend`` of a row's two signals as an SQL expression (the same formula): to rank siblings before
+    they are read."""
+    weight = settings.KEYWORD_WEIGHT
+    dense: Any = Value(0.0)
+    if query.vector is not None:
+        dense = Case(
+            When(embedding_model=query.model, then=Value(1.0) - CosineDistance("embedding", query.vector)),
+            default=Value(0.0),
+            output_field=FloatField(),
+        )
+    total = sum(query.weights.get(lexeme, 1.0) for lexeme in query.lexemes)
+    coverage: Any = Value(0.0)
+    if query.lexemes and total:
+        tests = " + ".join("CASE WHEN search_vector @@ %s::tsquery THEN %s ELSE 0 END" for _ in query.lexemes)
+        params = [
+            value for lexeme in query.lexemes for value in (quoted(lexeme), query.weights.get(lexeme, 1.0) / total)
+        ]
+        coverage = RawSQL(f"({tests})", params, output_field=FloatField())  # noqa: S611 (values are bound)
+    return Value(1 - weight) * Greatest(dense, Value(0.0)) + Value(weight) * coverage
+
+
+def node_rows(queryset: QuerySet, query: Query, *, chunks_per_parent: int | None = None) -> list[NodeRow]:
+    """The nodes of ``queryset`` with their signals, as plain rows in one query. With
+    ``chunks_per_parent``, only that many chunks of each parent come back, its best by their own score:
+    a chunk's score is its own blended with its parent's, so below that rank among its siblings it can
+    never be among the ``chunks_per_parent`` best of all. Directories always come back."""
+    rows = scored(queryset, query, text=False).values_list(*_NODE_FIELDS)
+    if chunks_per_parent is None:
+        return [NodeRow(*row) for row in rows]
+    ranked = rows.annotate(
+        sibling_rank=Window(
+            RowNumber(),
+            partition_by=[F("parent_uri"), F("kind")],
+            order_by=[_own_score(query).desc(), F("uri").asc()],
+        )
+    ).values_list(*_NODE_FIELDS, "kind", "sibling_rank")
+    sql, params = ranked.query.sql_with_params()
+    # Django's own SQL, wrapped; the one value added is a parameter.
+    wrapped = f"SELECT * FROM ({sql}) AS ranked WHERE ranked.kind <> %s OR ranked.sibling_rank <= %s"  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(wrapped, (*params, "chunk", chunks_per_parent))
+        return [NodeRow(*row[: len(_NODE_FIELDS)]) for row in cursor.fetchall()]
+
+
 def with_text(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """Loads the tiers of document-node candidates scored without them, in one query; returns the
-    candidates whose rows still exist."""
-    missing = [c for c in candidates if c.row is not None and "content" in c.row.get_deferred_fields()]
+    """Loads the tiers of the document-node candidates scored without them (``NodeRow``), in one query;
+    returns the candidates whose rows still exist, each with its whole row."""
+    missing = [c for c in candidates if isinstance(c.row, NodeRow)]
     if not missing:
         return list(candidates)
-    model = type(missing[0].row)
     rows = (
-        model.objects.filter(pk__in=[c.row.pk for c in missing])
+        DocumentNode.objects.filter(pk__in=[c.row.pk for c in missing])
         .select_related("document")
-        .only("abstract", "overview", "content", "document__title")
+        .only(*_TEXT_FIELDS, "document__title")
     )
     texts = {row.pk: row for row in rows}
     for candidate in missing:
         if (row := texts.get(candidate.row.pk)) is not None:
-            candidate.row.abstract, candidate.row.overview = row.abstract, row.overview
-            candidate.row.content = row.content
             # What the passage is part of: its text rarely repeats the product its manual is about.
-            candidate.row.document_title = row.document.title
+            row.document_title = row.document.title
+            row.dense, row.matched = candidate.row.dense, candidate.row.matched
+            candidate.row = row
     # A row deleted since it was scored (its document removed or reindexed) drops out of the results.
-    return [c for c in candidates if c not in missing or c.row.pk in texts]
+    return [c for c in candidates if not isinstance(c.row, NodeRow)]
 
 
 def _node_candidate(node, query: Query) -> Candidate:
@@ -250,8 +339,7 @@ def score_nodes(queryset: QuerySet, query: Query, uris: Iterable[str]) -> dict[s
     uris = list(dict.fromkeys(uris))
     if not uris:
         return {}
-    rows = scored(queryset.filter(uri__in=uris), query, text=False)
-    return {node.uri: _node_candidate(node, query) for node in rows}
+    return {node.uri: _node_candidate(node, query) for node in node_rows(queryset.filter(uri__in=uris), query)}
 
 
 @dataclass
@@ -455,7 +543,8 @@ def _expand(
     """One round of descent: scores the children of ``batch`` (one query), queues the child directories
     that reach the threshold, and counts how many rounds the top ``limit`` chunks have held."""
     descent.visited += batch
-    children = [_node_candidate(node, query) for node in scored(scope.filter(parent_uri__in=batch), query, text=False)]
+    rows = node_rows(scope.filter(parent_uri__in=batch), query, chunks_per_parent=candidates_shown(limit))
+    children = [_node_candidate(node, query) for node in rows]
     for child in children:
         _inherit(child, directories[child.parent_uri], alpha=alpha)
         child.found_by |= {"dense"} if child.dense is not None else set()

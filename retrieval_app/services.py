@@ -130,7 +130,7 @@ def _retrieve_documents(
 
 def _document_hits(candidates: list[retrievers.Candidate], query: retrievers.Query, limit: int) -> list[Hit]:
     """Enough of the final ranking to fill the results after thresholds, with their tiers loaded."""
-    return [node_hit(c, query) for c in retrievers.with_text(candidates[: max(3 * limit, 10)])]
+    return [node_hit(c, query) for c in retrievers.with_text(candidates[: retrievers.candidates_shown(limit)])]
 
 
 def _cut_by_threshold(run: Run, hits: list[Hit], threshold: float | None) -> list[Hit]:
@@ -305,6 +305,7 @@ def _conversation_hits(
         query_vector=query.vector,
         query_model=query.model,
         query_stems=query.lexemes,
+        embed_pending=False,  # a turn's time is the person's: the workers embed what was just written
     )
     memory_sources = memory_source_message_ids(memory_ids=memory_ids)
     hits, echoes = [], []

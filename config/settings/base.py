@@ -393,8 +393,9 @@ RETRIEVAL_MODE = env_str("RETRIEVAL_MODE", "hierarchical")
 SCORE_PROPAGATION_ALPHA = env_float("SCORE_PROPAGATION_ALPHA", 0.3)
 # Directories whose score falls below this are not descended into.
 DIRECTORY_SCORE_THRESHOLD = env_float("DIRECTORY_SCORE_THRESHOLD", 0.15)
-# Descent stops when the top-k has not changed for this many expansions, or after MAX_DIRECTORIES.
-RETRIEVAL_CONVERGENCE_ROUNDS = env_int("RETRIEVAL_CONVERGENCE_ROUNDS", 3, minimum=1)
+# Descent stops when the top-k has not changed for this many rounds (each opens up to a dozen
+# directories), or after MAX_DIRECTORIES.
+RETRIEVAL_CONVERGENCE_ROUNDS = env_int("RETRIEVAL_CONVERGENCE_ROUNDS", 1, minimum=1)
 RETRIEVAL_MAX_DIRECTORIES = env_int("RETRIEVAL_MAX_DIRECTORIES", 24, minimum=1)
 # Candidates each retriever contributes before fusion.
 RETRIEVAL_CANDIDATES = env_int("RETRIEVAL_CANDIDATES", 50, minimum=5)
