@@ -117,6 +117,11 @@ class DocumentNode(EmbeddedModel):
             # Likewise for their keyword search: the full index would fetch every matching chunk first.
             GinIndex(fields=["search_vector"], name="docnode_dir_search_gin", condition=~models.Q(kind="chunk")),
             models.Index(fields=["owner", "kind", "embedding_model"], name="docnode_owner_kind_idx"),
+            # A person's directories ranked exactly (a few hundred of their many thousand nodes): read
+            # through this instead of scanning every chunk.
+            models.Index(
+                fields=["owner", "embedding_model"], name="docnode_dir_owner_idx", condition=~models.Q(kind="chunk")
+            ),
             models.Index(fields=["document", "level", "position"], name="docnode_doc_level_pos_idx"),
             # Listing a directory: its children in order.
             models.Index(fields=["parent_uri", "position"], name="docnode_parent_pos_idx"),

@@ -9,7 +9,7 @@ The term statistics come from PostgreSQL itself, for the scope being searched (o
 agent): the number of rows, their average length, and each stem's document frequency. Counts use
 the GIN index and stop at KEYWORD_COMMON_ROWS: a stem found in that many rows says little, its weight is
 near zero, and it is left out of the match (the dense side covers what such words mean). Statistics
-are remembered for a few minutes per scope; they drift slowly, so a stale one changes scores a
+are remembered for a few minutes per scope (``foundation.caching``); they drift slowly, so a stale one changes scores a
 little, never which rows can be found: a stem counted in no row still takes part in the match,
 weighted as the rarest word, so a word searched for before anyone wrote it is found the moment a
 message holding it is written.
@@ -17,16 +17,16 @@ message holding it is written.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import connection
 from django.db.models import QuerySet
+
+from foundation import caching
 
 K1, B = 1.2, 0.75
 SAMPLE_ROWS = 2000
@@ -44,17 +44,6 @@ def _scope_sql(queryset: QuerySet, key: str = "pk") -> tuple[str, tuple]:
 def _key_column(queryset: QuerySet, key: str = "pk") -> str:
     field = queryset.model._meta.pk if key == "pk" else queryset.model._meta.get_field(key)
     return connection.ops.quote_name(field.column)
-
-
-def _cached(key: str, compute):
-    with contextlib.suppress(Exception):  # Redis down: compute every time rather than fail
-        value = cache.get(key)
-        if value is not None:
-            return value
-    value = compute()
-    with contextlib.suppress(Exception):
-        cache.set(key, value, STATS_TTL_S)
-    return value
 
 
 def quoted(lexeme: str) -> str:
@@ -82,7 +71,7 @@ def collection_stats(queryset: QuerySet, scope: tuple[str, tuple] | None = None)
             rows, average = cursor.fetchone()
         return rows, float(average or 1.0)
 
-    return _cached(key, compute)
+    return caching.remembered(key, compute, ttl=STATS_TTL_S)
 
 
 def document_frequencies(
@@ -93,10 +82,8 @@ def document_frequencies(
     sql, params = scope or _scope_sql(queryset)
     scope = hashlib.sha256(f"{sql}|{params}".encode()).hexdigest()
     keys = {lexeme: f"bm25-df:{scope}:" + hashlib.sha256(lexeme.encode()).hexdigest() for lexeme in lexemes}
-    found: dict[str, int] = {}
-    with contextlib.suppress(Exception):  # Redis down: count them all
-        remembered = cache.get_many(list(keys.values()))
-        found = {lexeme: remembered[key] for lexeme, key in keys.items() if key in remembered}
+    remembered = caching.remembered_many(keys.values())
+    found = {lexeme: remembered[key] for lexeme, key in keys.items() if key in remembered}
     missing = [lexeme for lexeme in keys if lexeme not in found]
     if missing:
         hits = f"SELECT 1 FROM ({sql}) AS scope WHERE search_vector @@ %s::tsquery LIMIT %s"  # noqa: S608
@@ -108,8 +95,7 @@ def document_frequencies(
             )
             counted = dict(zip(missing, cursor.fetchone(), strict=True))
         found.update(counted)
-        with contextlib.suppress(Exception):
-            cache.set_many({keys[lexeme]: n for lexeme, n in counted.items()}, STATS_TTL_S)
+        caching.remember_many({keys[lexeme]: n for lexeme, n in counted.items()}, ttl=STATS_TTL_S)
     return found
 
 

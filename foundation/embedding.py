@@ -7,16 +7,20 @@ text changed while its vector was being made is left for the next run, never giv
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from foundation import ai
 from foundation.accounting import calls_for_session
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,25 @@ def _stale(restale: bool) -> Q:
 
 def count_unembedded(*, queryset: QuerySet, restale: bool = False) -> int:
     return queryset.filter(_stale(restale)).count()
+
+
+# How long a process that took a row to embed keeps it to itself: far longer than embedding a few rows.
+CLAIM_TTL_S = 30
+
+
+def embedding_claims(*, kind: str, ids: Sequence) -> list:
+    """The rows among ``ids`` no other process has taken to embed in the last CLAIM_TTL_S, now taken by
+    this one (Redis ``SET NX`` per row). When a burst of turns each finds the same just-written messages
+    without vectors, each is embedded once rather than once per turn. Redis down: all of them."""
+    claimed = []
+    for row_id in ids:
+        try:
+            if not cache.add(f"embedding-claim:{kind}:{row_id}", 1, CLAIM_TTL_S):
+                continue
+        except Exception:  # no Redis: embedding twice is wasted work, never wrong
+            logger.debug("could not claim %s %s for embedding", kind, row_id, exc_info=True)
+        claimed.append(row_id)
+    return claimed
 
 
 def embed_ids(*, kind: str, ids: list, batch_size: int = 64) -> int:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 from collections.abc import Sequence
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db.models import Case, ExpressionWrapper, FloatField, QuerySet, Value, When
 from pgvector.django import CosineDistance
+
+from foundation import caching
+
+# How long whether a filter leaves more than a cap of rows is remembered.
+ROWS_TTL_S = 300
 
 
 def nearest_neighbours(
@@ -19,6 +22,7 @@ def nearest_neighbours(
     model_name: str,
     limit: int,
     field: str = "embedding",
+    sized_by: QuerySet | None = None,
 ) -> list:
     """The ``limit`` rows of ``queryset`` nearest to ``embedding`` by cosine distance, nearest first.
 
@@ -28,10 +32,16 @@ def nearest_neighbours(
     few rows is also fast. Above that the HNSW index answers, with pgvector's iterative scan (set on
     every connection) walking on until enough rows pass the filter; should it still come back short
     (its scan limit reached on a very selective filter), the rows are ranked exactly after all.
+
+    ``sized_by`` is a broader filter whose size decides between the two, when ``queryset`` narrows it in
+    a way that changes with every call (recall leaves out the asking session): its size is remembered,
+    where the narrower one's would be counted again each time.
     """
-    candidates = queryset.filter(**{f"{field}__isnull": False, "embedding_model": model_name})
+    embedded = {f"{field}__isnull": False, "embedding_model": model_name}
+    candidates = queryset.filter(**embedded)
+    sized = candidates if sized_by is None else sized_by.filter(**embedded)
     distance = CosineDistance(field, list(embedding))
-    if has_more_rows_than(candidates, settings.VECTOR_EXACT_SCAN_MAX_ROWS):
+    if has_more_rows_than(sized, settings.VECTOR_EXACT_SCAN_MAX_ROWS):
         found = list(candidates.annotate(distance=distance).order_by("distance")[:limit])
         if len(found) == limit:
             return found
@@ -50,15 +60,7 @@ def has_more_rows_than(queryset: QuerySet, cap: int) -> bool:
     """
     sql, params = queryset.order_by().values("pk").query.sql_with_params()
     key = "nn-rows:" + hashlib.sha256(f"{cap}|{sql}|{params}".encode()).hexdigest()
-    try:
-        answer = cache.get(key)
-    except Exception:  # Redis down: count every time rather than fail the search
-        answer = None
-    if answer is None:
-        answer = queryset.order_by().values("pk")[: cap + 1].count() > cap
-        with contextlib.suppress(Exception):  # as above: only the shortcut is lost
-            cache.set(key, answer, 300)
-    return answer
+    return caching.remembered(key, lambda: queryset.order_by().values("pk")[: cap + 1].count() > cap, ttl=ROWS_TTL_S)
 
 
 def cosine_distance(embedding: Sequence[float], model_name: str, field: str = "embedding") -> Case:

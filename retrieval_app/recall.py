@@ -29,12 +29,13 @@ from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
 from django.db.models import F, Max, QuerySet
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from foundation import ai, when
 from foundation.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 from foundation.bm25 import TermStatistics, bm25_rank, quoted, term_statistics
-from foundation.embedding import embed_ids
+from foundation.embedding import embed_ids, embedding_claims
 from foundation.exceptions import InvalidInputError
 from foundation.text import LEXEMES_SQL, TEXT_SEARCH_CONFIG, lexemes_params, query_lexemes
 from foundation.tracing import RESULT_TEXT_CHARS, ms_since, timings_of
@@ -65,8 +66,11 @@ DEFAULT_THRESHOLD = 0.5
 # Candidates each retriever contributes, at least.
 MIN_POOL = 50
 # Messages written but not embedded yet that a recall embeds itself, newest first; a bulk import's
-# backlog beyond that is left to the workers (meanwhile its turns are found by their words).
-PENDING_EMBED_MAX = 8
+# backlog beyond that is left to the workers (meanwhile its turns are found by their words). Each costs
+# the turn a few milliseconds of the model, so each is one of at most PENDING_EMBED_MAX_CHARS: a long
+# answer just written is left to the workers, which embed every turn within a second or two.
+PENDING_EMBED_MAX = 4
+PENDING_EMBED_MAX_CHARS = 500
 # A turn this short ("Yes, last Tuesday!") is mostly what it answers.
 SHORT_TURN_WORDS = 6
 
@@ -200,10 +204,14 @@ def recall_query(
     )
 
 
-def _dense(scope: QuerySet[Message], query: RecallQuery, *, pool: int) -> list[tuple[int, float]]:
+def _dense(
+    scope: QuerySet[Message], query: RecallQuery, *, pool: int, sized_by: QuerySet[Message] | None = None
+) -> list[tuple[int, float]]:
     if query.vector is None:
         return []
-    nearest = nearest_neighbours(queryset=scope.only("pk"), embedding=query.vector, model_name=query.model, limit=pool)
+    nearest = nearest_neighbours(
+        queryset=scope.only("pk"), embedding=query.vector, model_name=query.model, limit=pool, sized_by=sized_by
+    )
     found = {m.pk: 1 - m.distance for m in nearest}
     if query.span is not None:
         # A question about a time also gets the nearest of what was said then, however far down the
@@ -292,12 +300,17 @@ def recall_candidates(
     strategy: str,
     timed: _Stopwatch | None = None,
     with_neighbours: bool = False,
+    statistics_scope: QuerySet[Message] | None = None,
 ) -> Candidates:
-    """Candidates from the retrievers ``strategy`` uses, each described by every signal."""
+    """Candidates from the retrievers ``strategy`` uses, each described by every signal. The words'
+    statistics (how many messages, how many hold each word) are counted over ``statistics_scope`` when
+    given: the person's messages without the session left out, the same for every session and so
+    remembered, where counting again for each new session would read every message each time."""
     timed = timed or _Stopwatch(None)
-    dense = _dense(scope, query, pool=pool) if strategy not in ("bm25", "keyword") else []
+    dense = _dense(scope, query, pool=pool, sized_by=statistics_scope) if strategy not in ("bm25", "keyword") else []
     timed.lap("dense", candidates=len(dense))
-    statistics = term_statistics(scope, query.lexemes) if query.lexemes else TermStatistics(0, 1.0, {})
+    counted = statistics_scope if statistics_scope is not None else scope
+    statistics = term_statistics(counted, query.lexemes) if query.lexemes else TermStatistics(0, 1.0, {})
     if strategy == "keyword":
         keyword = _ts_ranked(scope, query, limit=pool)
     elif strategy == "dense":
@@ -443,25 +456,37 @@ def _recall_row(candidate: Candidate) -> dict[str, Any]:
     }
 
 
-def _stems_and_pending(scope: QuerySet[Message], text: str, stems: Sequence[str] | None) -> tuple[tuple, list[int]]:
-    """The question's stems (unless the caller has them) and the newest messages in scope that no
-    worker has embedded yet (a few at most), in one round trip."""
-    waiting = scope.filter(embedding__isnull=True).order_by("-pk").values("pk")[:PENDING_EMBED_MAX]
+def _stems_and_pending(
+    scope: QuerySet[Message], text: str, stems: Sequence[str] | None, *, pending: bool
+) -> tuple[tuple, list[int]]:
+    """The question's stems (unless the caller has them) and, when asked for, the newest messages in
+    scope that no worker has embedded yet (a few short ones at most), in one round trip at most."""
+    if not pending:
+        return tuple(stems if stems is not None else query_lexemes(text)), []
+    waiting = (
+        scope.filter(embedding__isnull=True)
+        .annotate(chars=Length("content"))
+        .filter(chars__lte=PENDING_EMBED_MAX_CHARS)
+        .order_by("-pk")
+        .values("pk")[:PENDING_EMBED_MAX]
+    )
     pending_sql, pending_params = waiting.query.sql_with_params()
     with connection.cursor() as cursor:
         if stems is None:
             cursor.execute(f"SELECT {LEXEMES_SQL}, ARRAY({pending_sql})", [*lexemes_params(text), *pending_params])
-            found, pending = cursor.fetchone()
+            found, waiting_ids = cursor.fetchone()
         else:
             cursor.execute(f"SELECT ARRAY({pending_sql})", pending_params)
-            found, pending = stems, cursor.fetchone()[0]
-    return tuple(found or ()), list(pending or ())
+            found, waiting_ids = stems, cursor.fetchone()[0]
+    return tuple(found or ()), list(waiting_ids or ())
 
 
 def recall_pending_embed(*, pending: Sequence[int]) -> int:
     """Embeds messages written a moment ago that no worker has embedded yet, so that what was just said
     is found by meaning too. A failing model leaves them to the workers (they are found by their words
-    meanwhile)."""
+    meanwhile). Messages another turn is embedding already are left to it: a burst of turns would
+    otherwise each embed every other's message."""
+    pending = embedding_claims(kind="messages", ids=pending)
     if not pending:
         return 0
     try:
@@ -485,6 +510,7 @@ def recall_messages(
     query_stems: Sequence[str] | None = None,
     strategy: str = "",
     stages: list[dict[str, Any]] | None = None,
+    embed_pending: bool = True,
 ) -> dict[str, Any]:
     """Messages from the owner's earlier sessions relevant to ``query``, best first.
 
@@ -492,7 +518,10 @@ def recall_messages(
     words alone. When nothing passes, the keyword matches are returned (``source: "keyword"``).
     ``source`` says what answered: vector, keyword or hybrid. Trimmed to ``max_tokens``: whole messages
     while they fit, then the next one cut with an ellipsis if more than 100 characters of budget
-    remain. ``stages``, when given, is told how long each step took, for the caller's trace.
+    remain. ``stages``, when given, is told how long each step took, for the caller's trace. With
+    ``embed_pending`` (and a query vector), the few short messages just written that no worker has
+    embedded yet are embedded first, so that they are found by meaning too; a chat turn leaves them to
+    the workers, which embed each within a second or two, rather than spend its own time on them.
     """
     strategy = strategy or settings.RECALL_STRATEGY
     if strategy not in RECALL_STRATEGIES:
@@ -500,14 +529,20 @@ def recall_messages(
     scope = recall_scope(owner=owner, agent_id=agent_id, exclude_session_id=exclude_session_id)
     threshold = recall_threshold() if threshold is None else threshold
     timed = _Stopwatch(stages)
-    stems, pending = _stems_and_pending(scope, query, query_stems)
-    embedded = recall_pending_embed(pending=pending) if query_vector is not None else 0
+    stems, pending = _stems_and_pending(scope, query, query_stems, pending=embed_pending and query_vector is not None)
+    embedded = recall_pending_embed(pending=pending)
     vector = list(query_vector) if query_vector is not None else None
     asked = recall_query(text=query, vector=vector, model=query_model, scope=scope, lexemes=stems)
     timed.lap("pending", embedded=embedded)
     pool = max(MIN_POOL, 3 * max_results)
     candidates = recall_candidates(
-        scope=scope, query=asked, pool=pool, strategy=strategy, timed=timed, with_neighbours=strategy == "learned"
+        scope=scope,
+        query=asked,
+        pool=pool,
+        strategy=strategy,
+        timed=timed,
+        with_neighbours=strategy == "learned",
+        statistics_scope=recall_scope(owner=owner, agent_id=agent_id),
     )
     recall_fuse(candidates, strategy=strategy)
     keyword_pks = {pk for pk, _ in candidates.keyword}

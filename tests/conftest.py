@@ -14,6 +14,15 @@ def _fresh_cache():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_local_figures():
+    """Each test starts from what Redis remembers: figures a process keeps in its own memory
+    (``foundation.caching``) would otherwise carry one test's library into the next."""
+    from foundation import caching
+
+    caching.forget_all_local()
+
+
 @pytest.fixture
 def user(db):
     return UserFactory()
