@@ -1,8 +1,9 @@
 """Chat benchmarks: the time a turn spends outside the model, prompt size over a long session, and how
-many concurrent websocket chats one Daphne process streams with a stub model.
+a burst of simultaneous websocket chats is served by the run command's stack (web processes sharing one
+port, and its workers) with 1, 2 and 4 web processes, the model a stub that streams.
 
     .venv/bin/python bench/chat.py [--messages 100000] [--chunks 10000] [--turns 60]
-                                   [--sockets 10,25,50,100] [--skip-load]
+                                   [--sockets 10,25,50,100] [--web-processes 1,2,4] [--skip-load]
 
 Rows are loaded as in ``bench/retrieval_latency.py`` (real embeddings reused with noise). The stub
 model is the loopback OpenAI-compatible server the tests use, streaming one word every
@@ -17,6 +18,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -121,7 +123,59 @@ async def _socket_chat(url: str, message: str) -> dict:
     }
 
 
-def concurrency(owner, levels: list[int], token_ms: float, words: int) -> dict:
+def _stack(port: int, processes: int, env: dict) -> subprocess.Popen:
+    """The run command's stack (web processes sharing one port, and the workers) on the bench database."""
+    stack = subprocess.Popen(
+        [sys.executable, "-m", "config.stack", "--port", str(port), "--web-processes", str(processes)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    for _ in range(240):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2)
+            return stack
+        except OSError:
+            assert stack.poll() is None, "the stack did not start"
+            time.sleep(0.5)
+    raise RuntimeError("the stack did not answer")
+
+
+def _burst(url: str, count: int, token_ms: float) -> dict:
+    """``count`` chats at once over websockets: first-token and streaming figures, errors."""
+
+    async def run():
+        return await asyncio.gather(*[_socket_chat(url, f"Chat {i}: what is new?") for i in range(count)])
+
+    began = time.perf_counter()
+    outcomes = asyncio.run(run())
+    wall = time.perf_counter() - began
+    errors = [o["error"] for o in outcomes if o["error"]]
+    rates = sorted(o["per_token_ms"] - token_ms for o in outcomes if o["per_token_ms"] is not None)
+    firsts = sorted(o["first_token_s"] for o in outcomes if o["first_token_s"] is not None)
+    stalls = sorted(o["stall_ms"] for o in outcomes)
+
+    def pct(values, q):
+        return round(values[max(0, int(len(values) * q) - 1)], 2) if values else None
+
+    return {
+        "errors": len(errors),
+        "first_error": errors[0] if errors else None,
+        "words": sum(o["words"] for o in outcomes),
+        "added_ms_per_token_p50": pct(rates, 0.5),
+        "added_ms_per_token_p95": pct(rates, 0.95),
+        "longest_stall_ms_p95": pct(stalls, 0.95),
+        "first_token_s_p50": pct(firsts, 0.5),
+        "first_token_s_p95": pct(firsts, 0.95),
+        "turns_per_s": round(count / wall, 2),
+        "wall_s": round(wall, 1),
+    }
+
+
+def concurrency(owner, levels: list[int], token_ms: float, words: int, processes: list[int]) -> dict:
+    """Bursts of simultaneous websocket chats against the run command's stack with 1, 2, 4 ... web
+    processes, the stub model streaming ``words`` words one every ``token_ms``."""
     from django.conf import settings
     from rest_framework.authtoken.models import Token
 
@@ -144,58 +198,24 @@ def concurrency(owner, levels: list[int], token_ms: float, words: int) -> dict:
         "LLM_MODEL": "openai/stub",
         "LLM_API_BASE": model_url,
         "LLM_API_KEY": "stub",
-        "DATABASE_POOL_SIZE": "16",
         "LOG_LEVEL": "WARNING",
     }
-    daphne = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    results: dict = {}
     try:
-        for _ in range(120):
+        for count in processes:
+            stack = _stack(port, count, env)
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
-        results = {}
-        url = f"ws://127.0.0.1:{port}/ws/chat/?token={token}"
-        asyncio.run(_socket_chat(url, "Warm up: load the models."))  # not measured
-        for level in levels:
-
-            async def run(count: int = level):
-                return await asyncio.gather(*[_socket_chat(url, f"Chat {i}: what is new?") for i in range(count)])
-
-            began = time.perf_counter()
-            outcomes = asyncio.run(run())
-            wall = time.perf_counter() - began
-            errors = [o["error"] for o in outcomes if o["error"]]
-            rates = sorted(o["per_token_ms"] - token_ms for o in outcomes if o["per_token_ms"] is not None)
-            firsts = sorted(o["first_token_s"] for o in outcomes if o["first_token_s"] is not None)
-            stalls = sorted(o["stall_ms"] for o in outcomes)
-
-            def pct(values, q):
-                return round(values[max(0, int(len(values) * q) - 1)], 2) if values else None
-
-            results[level] = {
-                "errors": len(errors),
-                "first_error": errors[0] if errors else None,
-                "words": sum(o["words"] for o in outcomes),
-                "added_ms_per_token_p50": pct(rates, 0.5),
-                "added_ms_per_token_p95": pct(rates, 0.95),
-                "longest_stall_ms_p95": pct(stalls, 0.95),
-                "first_token_s_p50": pct(firsts, 0.5),
-                "first_token_s_p95": pct(firsts, 0.95),
-                "wall_s": round(wall, 1),
-            }
-            print(f"  {level:4d} sockets: {results[level]}", flush=True)
+                url = f"ws://127.0.0.1:{port}/ws/chat/?token={token}"
+                for _ in range(2 * count):  # not measured: every process loads its models
+                    asyncio.run(_socket_chat(url, "Warm up: load the models."))
+                for level in levels:
+                    results[(count, level)] = _burst(url, level, token_ms)
+                    print(f"  {count} web process(es), {level:4d} sockets: {results[(count, level)]}", flush=True)
+            finally:
+                os.killpg(stack.pid, signal.SIGTERM)
+                stack.wait(timeout=60)
         return results
     finally:
-        daphne.terminate()
-        daphne.wait(timeout=30)
         model.terminate()
         model.wait(timeout=10)
 
@@ -206,6 +226,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--sockets", default="10,25,50,100")
+    parser.add_argument("--web-processes", default="1,2,4", help="web processes of the stack, each in turn")
     parser.add_argument("--token-ms", type=float, default=20.0)
     parser.add_argument("--words", type=int, default=100)
     parser.add_argument("--skip-load", action="store_true", help="reuse the rows of a previous run")
@@ -231,8 +252,9 @@ def main() -> None:
     if not args.only_sockets:
         print("outside the model, per turn (built-in engine):", outside_model(owner, args.turns), flush=True)
         print("prompt tokens at turn 10/100/1000:", prompt_growth(owner), flush=True)
-    print("concurrent websocket chats on one Daphne process (stub model):", flush=True)
-    concurrency(owner, [int(x) for x in args.sockets.split(",")], args.token_ms, args.words)
+    print("simultaneous websocket chats against the stack (stub model):", flush=True)
+    levels = [int(x) for x in args.sockets.split(",")]
+    concurrency(owner, levels, args.token_ms, args.words, [int(x) for x in args.web_processes.split(",")])
 
 
 if __name__ == "__main__":

@@ -1,8 +1,12 @@
 """Runs everything Recollect needs on one machine: ``python -m config.stack`` (``make run``).
 
 It starts (or reuses) the database and Redis, applies migrations, then runs two Celery workers (one
-for interactive work, one for bulk work such as indexing) and Daphne (HTTP and websockets) as child
-processes until Ctrl-C or SIGTERM, and stops them all.
+for interactive work, one for bulk work such as indexing) and WEB_PROCESSES Daphne processes (HTTP and
+websockets) as child processes until Ctrl-C or SIGTERM, and stops them all. The Daphne processes share
+one listening socket, opened here and handed to each: the kernel gives each new connection to a process
+waiting for one, so a process busy preparing turns takes no more while another is free, and one that
+restarts leaves the port open to the others. Each also listens on a Unix socket of its own, where its
+health is asked.
 The children run in their own process groups, so a terminal's Ctrl-C reaches this supervisor only and
 each child gets exactly one orderly SIGTERM; they also die with the supervisor if it is killed.
 
@@ -28,6 +32,7 @@ import ipaddress
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -60,6 +65,9 @@ SUPERVISE_TICK_S = 0.2
 # How often a running Daphne's health is asked, and how long an answer may take.
 HEALTH_CHECK_INTERVAL_S = 5.0
 HEALTH_ANSWER_TIMEOUT_S = 3.0
+# Connections waiting to be taken by a web process: a burst of users connecting at once waits, not refused.
+LISTEN_BACKLOG = 1024
+HEALTH_PATH = "/api/health"
 
 
 def _die_with_parent() -> None:
@@ -68,9 +76,9 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
 
 
-def _spawn(name: str, argv: list[str]) -> subprocess.Popen:
+def _spawn(name: str, argv: list[str], pass_fds: tuple[int, ...] = ()) -> subprocess.Popen:
     print(f"[recollect] starting {name}: {' '.join(argv[1:])}", flush=True)
-    return subprocess.Popen(argv, start_new_session=True, preexec_fn=_die_with_parent)
+    return subprocess.Popen(argv, start_new_session=True, preexec_fn=_die_with_parent, pass_fds=pass_fds)
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -81,9 +89,10 @@ def _kill(proc: subprocess.Popen) -> None:
 class _Child:
     """One supervised process, and the state of its restarts."""
 
-    def __init__(self, name: str, argv: list[str]) -> None:
-        self.name, self.argv = name, argv
-        self.proc = _spawn(name, argv)
+    def __init__(self, name: str, argv: list[str], *, pass_fds: tuple[int, ...] = (), health: str = "") -> None:
+        self.name, self.argv, self.pass_fds = name, argv, pass_fds
+        self.health = health  # a web process's own Unix socket, where its health is asked
+        self.proc = _spawn(name, argv, pass_fds)
         self.started = time.monotonic()
         self.restarts = 0
         self.quick_failures = 0
@@ -118,7 +127,7 @@ class _Child:
             print(f"[recollect] {self.name} exited (code {code}); restart #{self.restarts} in {delay:.0f}s", flush=True)
         elif now >= self.restart_at:
             self.restart_at = None
-            self.proc = _spawn(self.name, self.argv)
+            self.proc = _spawn(self.name, self.argv, self.pass_fds)
             self.started = now
 
 
@@ -153,8 +162,8 @@ def _health(url: str) -> str:
 class _HealthWatch:
     """Restarts a Daphne that has been in trouble (``config.webcheck``) for ``restart_after`` seconds."""
 
-    def __init__(self, url: str, restart_after: float) -> None:
-        self.url, self.restart_after = url, restart_after
+    def __init__(self, url: str, restart_after: float, *, unix_socket: str | None = None) -> None:
+        self.url, self.restart_after, self.unix_socket = url, restart_after, unix_socket
         self.checked = 0.0
         self.trouble_since: float | None = None
         self.up_since_start: float | None = None  # the start of Daphne after which it last answered well
@@ -166,7 +175,7 @@ class _HealthWatch:
         if daphne.restart_at is not None or daphne.kill_at is not None:
             self.trouble_since = None
             return
-        trouble = web_trouble(self.url, timeout=HEALTH_ANSWER_TIMEOUT_S)
+        trouble = web_trouble(self.url, timeout=HEALTH_ANSWER_TIMEOUT_S, unix_socket=self.unix_socket)
         if trouble is None:
             self.trouble_since, self.up_since_start = None, daphne.started
             return
@@ -175,7 +184,8 @@ class _HealthWatch:
         self.trouble_since = self.trouble_since or now
         if now - self.trouble_since >= self.restart_after:
             print(
-                f"[recollect] daphne is running but {trouble}, for {now - self.trouble_since:.0f}s; restarting it",
+                f"[recollect] {daphne.name} is running but {trouble}, for {now - self.trouble_since:.0f}s;"
+                " restarting it",
                 flush=True,
             )
             daphne.terminate(now)
@@ -238,7 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     call_command("migrate", interactive=False, verbosity=1)
     _ensure_first_admin(embedded.var_dir())
     signals = _stop_requests()
-    children = _children(args.host, args.port, concurrency=args.concurrency or settings.CELERY_WORKER_CONCURRENCY)
+    listener = _listen(args.host, args.port)
+    children = _children(
+        listener,
+        concurrency=args.concurrency or settings.CELERY_WORKER_CONCURRENCY,
+        web_processes=args.web_processes or settings.WEB_PROCESSES,
+    )
     _supervise(children, base_url=f"http://{args.host}:{args.port}", signals=signals)
     print("[recollect] stopping ... (Ctrl-C again to stop at once)", flush=True)
     _stop({child.name: child.proc for child in children if child.restart_at is None}, signals)
@@ -253,6 +268,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", default=os.environ.get("RECOLLECT_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("RECOLLECT_PORT", "8000")))
     parser.add_argument("--concurrency", type=int, default=None, help="Celery worker processes")
+    parser.add_argument("--web-processes", type=int, default=None, help="Daphne processes (WEB_PROCESSES)")
     args = parser.parse_args(argv)
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
@@ -281,40 +297,49 @@ def _stop_requests() -> list[int]:
     return signals
 
 
-def _children(host: str, port: int, *, concurrency: int) -> list[_Child]:
-    """The two Celery workers and Daphne, in that order (Daphne last)."""
+def _listen(host: str, port: int) -> socket.socket:
+    """The one listening socket every web process accepts from; kept open here while they come and go."""
+    if ":" in host:
+        raise SystemExit(f"python -m config.stack serves IPv4 addresses; {host} is IPv6 (put a proxy in front)")
+    listener = socket.create_server((host, port), backlog=LISTEN_BACKLOG)
+    listener.set_inheritable(True)
+    return listener
+
+
+def _children(listener: socket.socket, *, concurrency: int, web_processes: int) -> list[_Child]:
+    """The two Celery workers, then the web processes (Daphne)."""
+    port = listener.getsockname()[1]
 
     def worker(queue: str, processes: int) -> _Child:
         argv = [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO"]
         argv += ["--queues", queue, "--concurrency", str(processes), "--hostname", f"{queue}-{port}@%h"]
         return _Child(f"{queue} worker", argv)
 
-    daphne = _Child(
-        "daphne",
-        [
-            sys.executable,
-            "-m",
-            "daphne",
-            "-b",
-            host,
-            "-p",
-            str(port),
-            "--websocket_connect_timeout",
-            str(WEBSOCKET_CONNECT_TIMEOUT_S),
-            "--application-close-timeout",
-            f"{settings.APPLICATION_CLOSE_TIMEOUT_S:g}",
-            "config.asgi:application",
-        ],
-    )
+    # Daphne's "fd" endpoint adopts IPv4 sockets only (its address family cannot be named on the command line).
+    shared = f"fd:fileno={listener.fileno()}"
+
+    def web(number: int) -> _Child:
+        name = "daphne" if web_processes == 1 else f"daphne-{number}"
+        own = embedded.var_dir() / "run" / f"web-{port}-{number}.sock"
+        own.unlink(missing_ok=True)
+        argv = [sys.executable, "-m", "daphne", "-e", shared, "-u", str(own)]
+        argv += ["--websocket_connect_timeout", str(WEBSOCKET_CONNECT_TIMEOUT_S)]
+        argv += ["--application-close-timeout", f"{settings.APPLICATION_CLOSE_TIMEOUT_S:g}", "config.asgi:application"]
+        return _Child(name, argv, pass_fds=(listener.fileno(),), health=str(own))
+
     # One process answers interactive work at once; bulk work gets the configured concurrency.
-    return [worker(INTERACTIVE_QUEUE, 1), worker(BULK_QUEUE, concurrency), daphne]
+    workers = [worker(INTERACTIVE_QUEUE, 1), worker(BULK_QUEUE, concurrency)]
+    return [*workers, *(web(number) for number in range(1, web_processes + 1))]
 
 
 def _supervise(children: list[_Child], *, base_url: str, signals: list[int]) -> None:
     """Keeps the children and the embedded servers up until a stop is asked for, and says once when the
     site is ready (or that it is not, after READY_TIMEOUT_S)."""
-    daphne = children[-1]
-    watch = _HealthWatch(f"{base_url}/api/health", settings.HEALTH_RESTART_AFTER_S)
+    watches = [
+        (child, _HealthWatch(HEALTH_PATH, settings.HEALTH_RESTART_AFTER_S, unix_socket=child.health))
+        for child in children
+        if child.health
+    ]
     ready_by: float | None = time.monotonic() + READY_TIMEOUT_S
     servers_checked = rescued = time.monotonic()
     while not signals:
@@ -322,7 +347,8 @@ def _supervise(children: list[_Child], *, base_url: str, signals: list[int]) -> 
         for child in children:
             child.check(now)
         if ready_by is None:
-            watch.check(now, daphne)
+            for daphne, watch in watches:
+                watch.check(now, daphne)
         if now - servers_checked >= SERVERS_CHECK_S:
             _revive_servers()
             servers_checked = now
@@ -336,7 +362,7 @@ def _supervise(children: list[_Child], *, base_url: str, signals: list[int]) -> 
 
 def _announced_readiness(base_url: str, *, now: float, ready_by: float) -> bool:
     """Says the site is ready, or that it is not healthy by ``ready_by``: whether it has said so."""
-    readiness = _health(f"{base_url}/api/health")
+    readiness = _health(f"{base_url}{HEALTH_PATH}")
     if readiness == "ready":
         print(
             f"[recollect] ready at {base_url}/  (chat {base_url}/chat/, admin {base_url}/admin/,"

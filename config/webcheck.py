@@ -1,32 +1,65 @@
 """Whether a running web server needs a restart: ``python -m config.webcheck [URL]``.
 
 For a process manager's health check (systemd, Docker Compose, Kubernetes' liveness probe) and for the
-run command. Exits 1, saying why, when the server does not answer its health check, or answers that it
-cannot get a database connection (connections it lost, or every one held
-past DATABASE_CONNECTION_MAX_HOLD_S): only a restart mends those. Exits 0 otherwise, a database or a
-Redis that is down included, since restarting the web server would not bring them back.
+run command (``--unix-socket PATH`` asks the one web process listening there). Exits 1, saying why, when
+the server does not answer its health check, or answers that it cannot get a database connection
+(connections it lost, or every one held past DATABASE_CONNECTION_MAX_HOLD_S): only a restart mends
+those. Exits 0 otherwise, a database or a Redis that is down included, since restarting the web server
+would not bring them back.
 Needs no settings and no database: it only asks the server.
 """
 
 from __future__ import annotations
 
+import argparse
+import http.client
 import json
+import socket
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 DEFAULT_URL = "http://127.0.0.1:8000/api/health"
 ANSWER_TIMEOUT_S = 3.0
 
 
-def web_trouble(url: str, *, timeout: float = ANSWER_TIMEOUT_S) -> str | None:
-    """What is wrong with the server that only a restart can mend, or None."""
+class _UnixConnection(http.client.HTTPConnection):
+    """HTTP over a Unix socket: each of the run command's web processes also listens on one of its own, so
+    that each is asked, not whichever takes the shared port's next connection."""
+
+    def __init__(self, path: str, *, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+def _ask(url: str, *, unix_socket: str | None, timeout: float) -> bytes:
+    if unix_socket is None:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (an operator's own URL)
+                return response.read()
+        except urllib.error.HTTPError as error:  # a 503 still says what is wrong
+            return error.read()
+    connection = _UnixConnection(unix_socket, timeout=timeout)
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (an operator's own URL)
-            body = response.read()
-    except urllib.error.HTTPError as error:  # a 503 still says what is wrong
-        body = error.read()
-    except (urllib.error.URLError, OSError) as error:
+        target = urllib.parse.urlsplit(url)
+        connection.request("GET", target.path + (f"?{target.query}" if target.query else ""))
+        return connection.getresponse().read()
+    finally:
+        connection.close()
+
+
+def web_trouble(url: str, *, timeout: float = ANSWER_TIMEOUT_S, unix_socket: str | None = None) -> str | None:
+    """What is wrong with the server that only a restart can mend, or None. With ``unix_socket``, the
+    server listening there is asked (``url`` gives the path)."""
+    try:
+        body = _ask(url, unix_socket=unix_socket, timeout=timeout)
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
         return f"its health check went unanswered ({error})"
     try:
         connections = json.loads(body).get("connections", {})
@@ -38,8 +71,11 @@ def web_trouble(url: str, *, timeout: float = ANSWER_TIMEOUT_S) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    trouble = web_trouble(args[0] if args else DEFAULT_URL)
+    parser = argparse.ArgumentParser(prog="python -m config.webcheck", description=__doc__.splitlines()[0])
+    parser.add_argument("url", nargs="?", default=DEFAULT_URL)
+    parser.add_argument("--unix-socket", help="ask the server listening on this Unix socket")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    trouble = web_trouble(args.url, unix_socket=args.unix_socket)
     if trouble:
         print(f"unhealthy: {trouble}", file=sys.stderr)
         return 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -93,6 +94,9 @@ DATABASE_CONNECTION_MAX_HOLD_S = env_float("DATABASE_CONNECTION_MAX_HOLD_S", 120
 # The run command restarts a web server whose health check has failed (no answer, or no connection to
 # be had) for this long; 0 never does.
 HEALTH_RESTART_AFTER_S = env_float("HEALTH_RESTART_AFTER_S", 60.0)
+# How many Daphne processes the run command starts behind its one port: each serves HTTP and websockets
+# and prepares turns on a core of its own (one process's Python runs on one core at a time).
+WEB_PROCESSES = env_int("WEB_PROCESSES", os.cpu_count() or 1, minimum=1)
 # Daphne gives a request whose client has left this long to finish before it cancels it (the run
 # command passes it as --application-close-timeout); its connection is handed back either way.
 APPLICATION_CLOSE_TIMEOUT_S = env_float("APPLICATION_CLOSE_TIMEOUT_S", 10.0)

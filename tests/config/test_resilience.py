@@ -6,6 +6,7 @@ rather than a minute."""
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -73,15 +74,15 @@ class Stack:
             return json.loads(response.read())["doc_id"]
 
     def children(self) -> dict[str, psutil.Process]:
-        """The supervisor's direct children by role: "interactive", "bulk" and "daphne"."""
+        """The supervisor's direct children by role: "interactive", "bulk", "daphne-1" and "daphne-2"."""
         found = {}
         for child in psutil.Process(self.proc.pid).children():
             cmdline = " ".join(child.cmdline())
             for role in ("interactive", "bulk"):
                 if f"--queues {role}" in cmdline:
                     found[role] = child
-            if "daphne" in cmdline:
-                found["daphne"] = child
+            if web := re.search(r"/web-\d+-(\d+)\.sock", cmdline):
+                found[f"daphne-{web.group(1)}"] = child
         return found
 
     def healthy(self) -> bool:
@@ -130,7 +131,7 @@ def stack(data_dir, tmp_path):
     )
     with log.open("w") as output:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "config.stack", "--port", str(port), "--concurrency", "1"],
+            [sys.executable, "-m", "config.stack", "--port", str(port), "--concurrency", "1", "--web-processes", "2"],
             cwd=ROOT,
             env=env,
             stdout=output,
@@ -244,15 +245,23 @@ def test_a_killed_worker_or_daphne_is_restarted_and_the_others_keep_running(stac
     assert after["bulk"].pid != before["bulk"].pid
     assert (after["interactive"].pid, after["daphne"].pid) == (before["interactive"].pid, before["daphne"].pid)
 
+    # Two web processes share the port: while one is killed and restarted, the other answers.
     before = after
-    before["daphne"].send_signal(signal.SIGKILL)
+    before["daphne-1"].send_signal(signal.SIGKILL)
     killed = time.monotonic()
-    _wait(lambda: "daphne exited (code -9); restart #1" in stack.output(), timeout=10, what="a log", stack=stack)
-    _wait(stack.healthy, timeout=60, what="the site to answer again", stack=stack)
-    print(f"site answering again {time.monotonic() - killed:.1f}s after Daphne was killed")
+    assert stack.healthy(), "the other web process answers at once"
+    _wait(lambda: "daphne-1 exited (code -9); restart #1" in stack.output(), timeout=10, what="a log", stack=stack)
+    _wait(
+        lambda: stack.children().get("daphne-1") and stack.children()["daphne-1"].pid != before["daphne-1"].pid,
+        timeout=30,
+        what="a new daphne-1",
+        stack=stack,
+    )
+    _wait(stack.healthy, timeout=60, what="the site to answer", stack=stack)
+    print(f"daphne-1 back {time.monotonic() - killed:.1f}s after it was killed")
     after = stack.children()
-    assert after["daphne"].pid != before["daphne"].pid
-    assert (after["interactive"].pid, after["bulk"].pid) == (before["interactive"].pid, before["bulk"].pid)
+    unchanged = ("interactive", "bulk", "daphne-2")
+    assert [after[role].pid for role in unchanged] == [before[role].pid for role in unchanged]
 
 
 def test_a_killed_redis_comes_back_on_its_port_and_everything_reconnects(stack):
@@ -328,28 +337,29 @@ def test_a_killed_postgresql_is_started_again_and_everything_reconnects(stack):
 def test_a_daphne_that_is_alive_but_answers_nothing_is_restarted(stack):
     """A live process the supervisor used to leave alone: frozen (as a process whose every thread waits
     forever would be), it holds its port and answers nothing until it is stopped and started again."""
-    frozen = stack.children()["daphne"]
-    others = {role: process.pid for role, process in stack.children().items() if role != "daphne"}
-    exits = stack.output().count("daphne exited")
+    frozen = stack.children()["daphne-1"]
+    others = {role: process.pid for role, process in stack.children().items() if role != "daphne-1"}
+    exits = stack.output().count("daphne-1 exited")
     frozen.suspend()
     started = time.monotonic()
     try:
         _wait(
-            lambda: "daphne is running but its health check went unanswered" in stack.output(),
+            lambda: "daphne-1 is running but its health check went unanswered" in stack.output(),
             timeout=HEALTH_RESTART_AFTER_S + 20,
             what="the supervisor to notice",
             stack=stack,
         )
-        _wait(lambda: stack.output().count("daphne exited") > exits, timeout=30, what="Daphne to stop", stack=stack)
+        _wait(lambda: stack.output().count("daphne-1 exited") > exits, timeout=30, what="daphne-1 to stop", stack=stack)
         _wait(
-            lambda: stack.children().get("daphne") and stack.children()["daphne"].pid != frozen.pid and stack.healthy(),
+            lambda: stack.children().get("daphne-1") and stack.children()["daphne-1"].pid != frozen.pid,
             timeout=60,
-            what="a new Daphne to answer",
+            what="a new daphne-1",
             stack=stack,
         )
+        _wait(stack.healthy, timeout=60, what="the site to answer", stack=stack)
     finally:
         with contextlib.suppress(psutil.Error):
             frozen.resume()
-    print(f"site answering again {time.monotonic() - started:.1f}s after Daphne froze")
+    print(f"daphne-1 replaced {time.monotonic() - started:.1f}s after it froze")
     assert not frozen.is_running()
-    assert {role: process.pid for role, process in stack.children().items() if role != "daphne"} == others
+    assert {role: process.pid for role, process in stack.children().items() if role != "daphne-1"} == others
