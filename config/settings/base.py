@@ -114,6 +114,10 @@ def _database() -> dict:
     # Under ASGI, Django's persistent connections would be opened per worker thread and leak; a pool
     # per process shares a few connections instead.
     config["CONN_MAX_AGE"] = 0
+    # A pooled connection is checked as it is handed out (an empty statement, a fraction of a
+    # millisecond): after the database restarts, each web process would otherwise answer a 503 for every
+    # connection its pool still holds from before.
+    config["CONN_HEALTH_CHECKS"] = True
     options = config.setdefault("OPTIONS", {})
     # While the database is down a request waits this long for a connection, then gets a 503.
     pool_timeout = env_float("DATABASE_POOL_TIMEOUT_S", 5.0)
