@@ -21,6 +21,8 @@ DOCUMENT_EMBED_TITLE = "documents.embed_title"
 # vector; send the jobs kept in the database while the broker was down. (Their "core." is the name of
 # their first home, kept like every name.)
 EMBED_ROWS = "core.embed_rows"
+# The same for rows written in bulk (an import, a long history posted at once), on the bulk workers.
+EMBED_ROWS_BULK = "core.embed_rows_bulk"
 BACKFILL_EMBEDDINGS = "core.backfill_embeddings"
 SEND_QUEUED_TASKS = "core.send_queued_tasks"
 
@@ -28,12 +30,14 @@ SEND_QUEUED_TASKS = "core.send_queued_tasks"
 IMPORT_RUN = "privacy.import_run"
 
 # Bulk work, on workers of its own so that it never delays what a person is waiting for.
-BULK_TASKS = frozenset({DOCUMENT_INDEX, BACKFILL_EMBEDDINGS, IMPORT_RUN})
+BULK_TASKS = frozenset({DOCUMENT_INDEX, BACKFILL_EMBEDDINGS, IMPORT_RUN, EMBED_ROWS_BULK})
 
 # The jobs that name one session, or one document, by its id as their first argument: a delete drops
 # those still kept in the database for it (``foundation.queues.queued_tasks_forget``).
 SESSION_JOBS = frozenset({SESSION_AUTO_COMMIT, SESSION_FOLD_HISTORY})
 DOCUMENT_JOBS = frozenset({DOCUMENT_INDEX, DOCUMENT_EMBED_TITLE})
+# The jobs that embed rows of a kind: (kind, ids).
+EMBED_JOBS = frozenset({EMBED_ROWS, EMBED_ROWS_BULK})
 
 ALL_TASKS = frozenset(
     {
@@ -43,6 +47,7 @@ ALL_TASKS = frozenset(
         DOCUMENTS_RESCUE_STALLED,
         DOCUMENT_EMBED_TITLE,
         EMBED_ROWS,
+        EMBED_ROWS_BULK,
         BACKFILL_EMBEDDINGS,
         SEND_QUEUED_TASKS,
         IMPORT_RUN,

@@ -7,11 +7,14 @@ from __future__ import annotations
 import logging
 
 from celery import bootsteps, shared_task
+from celery.signals import worker_process_init
+from django.conf import settings
 
 from foundation import embedding, task_names
 from foundation.ai import EmbeddingError
 from foundation.celery import app
 from foundation.queues import enqueue_on_commit, queued_tasks_send
+from foundation.warmup import model_warm
 
 logger = logging.getLogger(__name__)
 
@@ -29,17 +32,36 @@ def embed_rows(kind: str, ids: list) -> int:
     return embedding.embed_ids(kind=kind, ids=ids)
 
 
+@shared_task(name=task_names.EMBED_ROWS_BULK, **EMBEDDING_RETRY)
+def embed_rows_bulk(kind: str, ids: list) -> int:
+    """The same for rows written in bulk, on the bulk workers (``embed_later``)."""
+    return embedding.embed_ids(kind=kind, ids=ids)
+
+
 @shared_task(name=task_names.BACKFILL_EMBEDDINGS, **EMBEDDING_RETRY)
 def backfill_embeddings(batch_size: int = 64, restale: bool = False) -> dict[str, int]:
     """Embeds every registered row still without a vector from the configured model."""
     return embedding.embeddings_backfill(batch_size=batch_size, restale=restale)
 
 
+# A write of more rows than this (an import, a long history posted at once) is bulk work: its rows are
+# embedded by the bulk workers, so that what people are saying now is embedded first, whoever imports.
+LIVE_EMBED_MAX_ROWS = 16
+# Rows a job embeds at most: about a second of the local model for the longest turns, so that on the
+# bulk workers the jobs of several people's imports take turns rather than wait behind a whole import.
+EMBED_JOB_MAX_ROWS = 32
+
+
 def embed_later(*, kind: str, ids: list) -> None:
     """Embeds the rows in a worker once the current transaction commits; a broker outage loses
-    nothing (the job waits in the database, see ``queues``)."""
-    if ids:
-        enqueue_on_commit(task_names.EMBED_ROWS, kind, list(ids))
+    nothing (the job waits in the database, see ``queues``). A few rows (what a turn or a commit writes)
+    go to the interactive workers; more go to the bulk workers, in jobs of EMBED_JOB_MAX_ROWS."""
+    ids = list(ids)
+    if not ids:
+        return
+    task = task_names.EMBED_ROWS if len(ids) <= LIVE_EMBED_MAX_ROWS else task_names.EMBED_ROWS_BULK
+    for start in range(0, len(ids), EMBED_JOB_MAX_ROWS):
+        enqueue_on_commit(task, kind, ids[start : start + EMBED_JOB_MAX_ROWS])
 
 
 @shared_task(name=task_names.SEND_QUEUED_TASKS)
@@ -83,3 +105,11 @@ class QueuedTasksSweep(bootsteps.StartStopStep):
 
 # A worker imports this module before it builds its consumer, so the step is part of every worker.
 app.steps["consumer"].add(QueuedTasksSweep)
+
+
+@worker_process_init.connect
+def _warm_up_the_model(**kwargs) -> None:
+    """Each pool process loads the embedding model as it starts, not with the first turn it embeds (a
+    second's wait for the first person after a start)."""
+    if settings.WARM_UP_AT_START:
+        model_warm()

@@ -216,7 +216,7 @@ def _erase_queued_jobs(owned: _Owned) -> int:
             if args and str(args[0]) in named:
                 job.delete()
                 removed += 1
-        elif job.task == task_names.EMBED_ROWS and len(args) == 2 and isinstance(args[1], list):
+        elif job.task in task_names.EMBED_JOBS and len(args) == 2 and isinstance(args[1], list):
             mine = owned.rows.get(str(args[0]), set())
             left = [row for row in args[1] if row not in mine]
             if not left:

@@ -13,6 +13,7 @@ from foundation.tasks import EMBEDDING_RETRY
 
 EMBEDDING_JOBS = (
     task_names.EMBED_ROWS,
+    task_names.EMBED_ROWS_BULK,
     task_names.BACKFILL_EMBEDDINGS,
     task_names.DOCUMENT_INDEX,
     task_names.DOCUMENT_EMBED_TITLE,

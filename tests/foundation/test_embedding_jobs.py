@@ -1,0 +1,46 @@
+"""Who embeds what: the few rows a turn or a commit writes go to the interactive workers, a bulk write's
+rows to the bulk workers in jobs small enough that several people's imports take turns there, so that
+one person's import never delays another person's new turn."""
+
+import pytest
+
+from foundation import task_names, tasks
+from foundation.celery import BULK_QUEUE, INTERACTIVE_QUEUE, app
+from tests.factories import ChatSessionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    """The jobs queued once their transaction commits, instead of sending them."""
+    jobs: list[tuple[str, tuple]] = []
+    monkeypatch.setattr(tasks, "enqueue_on_commit", lambda name, *args: jobs.append((name, args)))
+    return jobs
+
+
+def _post(auth_client, session, count: int):
+    messages = [
+        {"role": "user" if n % 2 == 0 else "assistant", "content": f"Turn {n} of the story."} for n in range(count)
+    ]
+    response = auth_client.post(f"/api/sessions/{session.id}/messages", {"messages": messages}, format="json")
+    assert response.status_code == 201, response.content
+
+
+def test_a_turn_is_embedded_by_the_interactive_workers(auth_client, user, queued):
+    _post(auth_client, ChatSessionFactory(owner=user), 2)
+    assert [(name, args[0], len(args[1])) for name, args in queued] == [(task_names.EMBED_ROWS, "messages", 2)]
+
+
+def test_a_long_history_posted_at_once_is_embedded_by_the_bulk_workers_in_small_jobs(auth_client, user, queued):
+    _post(auth_client, ChatSessionFactory(owner=user), 100)
+    assert {name for name, _ in queued} == {task_names.EMBED_ROWS_BULK}
+    sizes = [len(args[1]) for _, args in queued]
+    assert sizes == [32, 32, 32, 4], "every row once, in jobs of at most 32"
+
+
+def test_the_two_kinds_of_job_go_to_their_own_queues():
+    app.loader.import_default_modules()
+    routes = app.conf.task_routes
+    assert routes[task_names.EMBED_ROWS_BULK]["queue"] == BULK_QUEUE
+    assert task_names.EMBED_ROWS not in routes and app.conf.task_default_queue == INTERACTIVE_QUEUE
