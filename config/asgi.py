@@ -17,7 +17,7 @@ from config import server  # noqa: E402
 from config.handler import ConnectionSafeASGIHandler  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from config.ws_auth import auth_stack, origin_validator  # noqa: E402
-from foundation import connections, security  # noqa: E402
+from foundation import connections, security, warmup  # noqa: E402
 from integrations_app.mcp_server import WithMcp  # noqa: E402
 
 # Daphne's own command line: a server that would take any client's word for its address does not start.
@@ -33,3 +33,5 @@ application = ProtocolTypeRouter(
         "websocket": origin_validator(auth_stack(URLRouter(websocket_urlpatterns))),
     }
 )
+# The model loaded and the indexes read while the first requests are already answered.
+warmup.warm_up_in_background()

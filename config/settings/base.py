@@ -94,6 +94,9 @@ DATABASE_CONNECTION_MAX_HOLD_S = env_float("DATABASE_CONNECTION_MAX_HOLD_S", 120
 # The run command restarts a web server whose health check has failed (no answer, or no connection to
 # be had) for this long; 0 never does.
 HEALTH_RESTART_AFTER_S = env_float("HEALTH_RESTART_AFTER_S", 60.0)
+# Each web and worker process loads the embedding model and walks the indexes as it starts
+# (foundation.warmup), so that the first person after a start does not wait for it.
+WARM_UP_AT_START = env_bool("WARM_UP_AT_START", True)
 # How many Daphne processes the run command starts behind its one port: each serves HTTP and websockets
 # and prepares turns on a core of its own (one process's Python runs on one core at a time).
 WEB_PROCESSES = env_int("WEB_PROCESSES", os.cpu_count() or 1, minimum=1)

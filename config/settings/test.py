@@ -19,6 +19,9 @@ CHANNEL_LAYERS["default"]["CONFIG"].update(  # noqa: F405
     hosts=[{"address": REDIS_URL, "socket_timeout": None}], prefix="recollect-test:channels"
 )
 CELERY_BROKER_URL = CELERY_RESULT_BACKEND = REDIS_URL
+# No process of the test run itself warms up in a thread of its own beside the tests (servers the tests
+# start run with the development settings, and do).
+WARM_UP_AT_START = False
 # Tasks run inline in unit tests; tests that need the real worker start one (see tests/config/test_stack.py).
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True

@@ -1,0 +1,97 @@
+"""Warming a process up as it starts, so that the first person after a start does not pay for it: the
+embedding model loaded and run once (its first run costs about a second), a database connection opened,
+each vector index walked once (its entry points read into memory), and, where the database's files are on
+this machine (the embedded PostgreSQL), the files of the vector and full-text indexes read ahead into the
+operating system's cache, from which PostgreSQL then reads them without touching the disk.
+
+Web processes warm up in a thread of their own as they start (``config.asgi``), without delaying their
+first answer; worker processes as they fork (``foundation.celery``). WARM_UP_AT_START turns it off.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+
+from django.conf import settings
+from django.db import connection
+from pgvector.django import CosineDistance
+
+from foundation.ai.embeddings import embedding_backend
+from foundation.db import release_database_connections
+from foundation.embedding import embeddables
+
+logger = logging.getLogger(__name__)
+
+# The index methods whose files are read ahead.
+WARMED_INDEX_METHODS = ("hnsw", "gin")
+_INDEX_FILES_SQL = (
+    "SELECT pg_relation_filepath(c.oid) FROM pg_class c JOIN pg_am am ON am.oid = c.relam"
+    " WHERE c.relkind = 'i' AND am.amname = ANY(%s)"
+)
+
+
+def model_warm() -> list[float]:
+    """Loads the embedding model and runs it once; a vector to walk the indexes with."""
+    return embedding_backend().embed(["warming up"]).vectors[0]
+
+
+def indexes_warm(vector: list[float]) -> int:
+    """Walks each vector index once, and reads ahead the index files the database keeps on this machine;
+    how many files were read ahead."""
+    model = embedding_backend().name
+    for spec in embeddables():
+        rows = spec.rows().filter(embedding_model=model).only("pk")
+        list(rows.order_by(CosineDistance("embedding", vector))[:1])
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW data_directory")
+        data_directory = cursor.fetchone()[0]
+        cursor.execute(_INDEX_FILES_SQL, [list(WARMED_INDEX_METHODS)])
+        paths = [os.path.join(data_directory, row[0]) for row in cursor.fetchall() if row[0]]
+    return sum(_read_ahead(path) for path in paths)
+
+
+def _read_ahead(path: str) -> int:
+    """Asks the operating system to read a file (and its 1 GB segments) into its cache; 0 where it cannot
+    (a database on another machine, or files this user may not read)."""
+    read = 0
+    for segment in [path, *(f"{path}.{n}" for n in range(1, 64))]:
+        try:
+            descriptor = os.open(segment, os.O_RDONLY)
+        except OSError:
+            break
+        try:
+            os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_WILLNEED)
+            read = 1
+        finally:
+            os.close(descriptor)
+    return read
+
+
+def warm_up() -> dict:
+    """Warms this process up; what it did and how long it took. A failure is logged, never raised: a
+    cold start is slower, not broken."""
+    started = time.perf_counter()
+    done: dict = {}
+    try:
+        vector = model_warm()
+        done["model_ms"] = round((time.perf_counter() - started) * 1000)
+        done["index_files"] = indexes_warm(vector)
+    except Exception:
+        logger.warning("warming up failed; the first requests will be slower", exc_info=True)
+    finally:
+        release_database_connections()
+    done["ms"] = round((time.perf_counter() - started) * 1000)
+    logger.info("warmed up in %d ms: %s", done["ms"], done)
+    return done
+
+
+def warm_up_in_background() -> threading.Thread | None:
+    """Starts ``warm_up`` in a thread of its own, when WARM_UP_AT_START is on."""
+    if not settings.WARM_UP_AT_START:
+        return None
+    thread = threading.Thread(target=warm_up, name="warm-up", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,30 @@
+"""A process warms up as it starts: the model loaded and run once, each vector index walked, the index files
+read ahead where the database keeps them on this machine; a failure only leaves the process cold."""
+
+import pytest
+
+from foundation import warmup
+from foundation.ai.embeddings import embedding_backend
+
+pytestmark = pytest.mark.django_db
+
+
+def test_warming_up_loads_the_model_and_reads_the_index_files_ahead(library):
+    done = warmup.warm_up()
+    assert embedding_backend()._session is not None, "the model is loaded"
+    assert done["index_files"] > 0, "the embedded database's index files were read ahead"
+    assert done["model_ms"] >= 0 and done["ms"] >= done["model_ms"]
+
+
+def test_a_warm_up_that_fails_leaves_the_process_cold_but_running(monkeypatch):
+    def broken(vector):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(warmup, "indexes_warm", broken)
+    done = warmup.warm_up()
+    assert "index_files" not in done and done["ms"] >= 0
+
+
+def test_it_runs_in_a_thread_of_its_own_only_when_asked(settings):
+    settings.WARM_UP_AT_START = False
+    assert warmup.warm_up_in_background() is None
