@@ -1,7 +1,8 @@
 """Runs everything Recollect needs on one machine: ``python -m config.stack`` (``make run``).
 
 It starts (or reuses) the database and Redis, applies migrations, then runs two Celery workers (one
-for interactive work, one for bulk work such as indexing) and WEB_PROCESSES Daphne processes (HTTP and
+for interactive work, one for bulk work such as indexing), Celery's beat scheduler (the periodic jobs,
+as in production) and WEB_PROCESSES Daphne processes (HTTP and
 websockets) as child processes until Ctrl-C or SIGTERM, and stops them all. The Daphne processes share
 one listening socket, opened here and handed to each: the kernel gives each new connection to a process
 waiting for one, so a process busy preparing turns takes no more while another is free, and one that
@@ -13,8 +14,8 @@ each child gets exactly one orderly SIGTERM; they also die with the supervisor i
 Until then it keeps the site up: a child that dies (killed, out of memory, crashed) is started again
 after a pause that doubles with each quick failure, while the others keep running; an embedded server
 that dies is started again in place (same socket, same port), so every process reconnects to it by
-itself; a document whose indexing worker died is queued again once its claim has gone stale; and a
-Daphne that is alive but useless (its health check unanswered, or saying it cannot get a database
+itself (the scheduler it runs queues again a document whose indexing worker died, once its claim has gone
+stale); and a Daphne that is alive but useless (its health check unanswered, or saying it cannot get a database
 connection, for HEALTH_RESTART_AFTER_S) is stopped and started again. A database that is down is not
 Daphne's fault: a restart would not bring it back, so that alone restarts nothing.
 
@@ -44,9 +45,7 @@ from django.conf import settings
 
 from config import embedded
 from config.webcheck import web_trouble
-from foundation import task_names
 from foundation.celery import BULK_QUEUE, INTERACTIVE_QUEUE
-from foundation.celery import app as celery_app
 
 STOP_TIMEOUT_S = 20.0
 ASGI_THREADS = 32
@@ -201,15 +200,6 @@ def _revive_servers() -> None:
         print(f"[recollect] could not restart an embedded server yet: {exc}", flush=True)
 
 
-def _rescue_documents() -> None:
-    """Has a worker queue again the documents whose indexing worker died (a job, so that this process
-    needs no database connection that could break); Redis may be down meanwhile."""
-    try:
-        celery_app.send_task(task_names.DOCUMENTS_RESCUE_STALLED)
-    except Exception as exc:
-        print(f"[recollect] could not ask for stalled documents to be queued again: {exc}", flush=True)
-
-
 def _ensure_first_admin(var: Path) -> None:
     """On a brand-new database, an ``admin`` account so the admin pages can be opened at once."""
     from django.contrib.auth import get_user_model
@@ -307,7 +297,7 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 def _children(listener: socket.socket, *, concurrency: int, web_processes: int) -> list[_Child]:
-    """The two Celery workers, then the web processes (Daphne)."""
+    """The two Celery workers, the scheduler of the periodic jobs, then the web processes (Daphne)."""
     port = listener.getsockname()[1]
 
     def worker(queue: str, processes: int) -> _Child:
@@ -329,7 +319,13 @@ def _children(listener: socket.socket, *, concurrency: int, web_processes: int) 
 
     # One process answers interactive work at once; bulk work gets the configured concurrency.
     workers = [worker(INTERACTIVE_QUEUE, 1), worker(BULK_QUEUE, concurrency)]
-    return [*workers, *(web(number) for number in range(1, web_processes + 1))]
+    # The periodic jobs (foundation.celery), as in production: one scheduler for the site.
+    schedule = embedded.var_dir() / "run" / f"celerybeat-{port}"
+    beat = _Child(
+        "scheduler",
+        [sys.executable, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO", "--schedule", str(schedule)],
+    )
+    return [*workers, beat, *(web(number) for number in range(1, web_processes + 1))]
 
 
 def _supervise(children: list[_Child], *, base_url: str, signals: list[int]) -> None:
@@ -341,7 +337,7 @@ def _supervise(children: list[_Child], *, base_url: str, signals: list[int]) -> 
         if child.health
     ]
     ready_by: float | None = time.monotonic() + READY_TIMEOUT_S
-    servers_checked = rescued = time.monotonic()
+    servers_checked = time.monotonic()
     while not signals:
         now = time.monotonic()
         for child in children:
@@ -352,9 +348,6 @@ def _supervise(children: list[_Child], *, base_url: str, signals: list[int]) -> 
         if now - servers_checked >= SERVERS_CHECK_S:
             _revive_servers()
             servers_checked = now
-        if now - rescued >= settings.DOCUMENT_RESCUE_INTERVAL_S:
-            _rescue_documents()
-            rescued = now
         if ready_by is not None and _announced_readiness(base_url, now=now, ready_by=ready_by):
             ready_by = None
         time.sleep(SUPERVISE_TICK_S)

@@ -50,6 +50,15 @@ app.autodiscover_tasks()
 app.autodiscover_tasks(["foundation"])
 
 
+@app.on_after_configure.connect
+def _periodic_jobs(sender, **kwargs) -> None:
+    """What runs on a clock, under Celery's beat scheduler (one ``celery beat`` per site, which the run
+    command starts too): queuing again the documents whose indexing run died."""
+    sender.add_periodic_task(
+        settings.DOCUMENT_RESCUE_INTERVAL_S, sender.signature(task_names.DOCUMENTS_RESCUE_STALLED), name="rescue"
+    )
+
+
 @worker_ready.connect
 def _rescue_documents_after_start(sender, **kwargs) -> None:
     """A worker starting may be the one restarted after being killed mid-task: once the claims of what it
