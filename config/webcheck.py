@@ -1,7 +1,8 @@
 """Whether a running web server needs a restart: ``python -m config.webcheck [URL]``.
 
 For a process manager's health check (systemd, Docker Compose, Kubernetes' liveness probe) and for the
-run command (``--unix-socket PATH`` asks the one web process listening there). Exits 1, saying why, when
+run command (``--unix-socket PATH`` asks the one web process listening there; ``--host NAME`` asks by the
+site's name, for production settings, whose ALLOWED_HOSTS a loopback address is not in). Exits 1, saying why, when
 the server does not answer its health check, or answers that it cannot get a database connection
 (connections it lost, or every one held past DATABASE_CONNECTION_MAX_HOLD_S): only a restart mends
 those. Exits 0 otherwise, a database or a Redis that is down included, since restarting the web server
@@ -38,27 +39,38 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock.connect(self.path)
 
 
-def _ask(url: str, *, unix_socket: str | None, timeout: float) -> bytes:
+def _headers(host: str | None) -> dict[str, str]:
+    # Asked directly rather than through the TLS proxy in front, the server is told the request came over
+    # HTTPS as the proxy would tell it, so that production settings answer rather than redirect; and by
+    # the site's own name (``host``), which ALLOWED_HOSTS admits where a loopback address may not be.
+    return {"X-Forwarded-Proto": "https", **({"Host": host} if host else {})}
+
+
+def _ask(url: str, *, unix_socket: str | None, timeout: float, host: str | None) -> bytes:
     if unix_socket is None:
+        request = urllib.request.Request(url, headers=_headers(host))  # noqa: S310 (an operator's own URL)
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (an operator's own URL)
+            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
                 return response.read()
         except urllib.error.HTTPError as error:  # a 503 still says what is wrong
             return error.read()
     connection = _UnixConnection(unix_socket, timeout=timeout)
     try:
         target = urllib.parse.urlsplit(url)
-        connection.request("GET", target.path + (f"?{target.query}" if target.query else ""))
+        path = target.path + (f"?{target.query}" if target.query else "")
+        connection.request("GET", path, headers=_headers(host))
         return connection.getresponse().read()
     finally:
         connection.close()
 
 
-def web_trouble(url: str, *, timeout: float = ANSWER_TIMEOUT_S, unix_socket: str | None = None) -> str | None:
+def web_trouble(
+    url: str, *, timeout: float = ANSWER_TIMEOUT_S, unix_socket: str | None = None, host: str | None = None
+) -> str | None:
     """What is wrong with the server that only a restart can mend, or None. With ``unix_socket``, the
-    server listening there is asked (``url`` gives the path)."""
+    server listening there is asked (``url`` gives the path); ``host`` is the name it is asked by."""
     try:
-        body = _ask(url, unix_socket=unix_socket, timeout=timeout)
+        body = _ask(url, unix_socket=unix_socket, timeout=timeout, host=host)
     except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
         return f"its health check went unanswered ({error})"
     try:
@@ -74,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m config.webcheck", description=__doc__.splitlines()[0])
     parser.add_argument("url", nargs="?", default=DEFAULT_URL)
     parser.add_argument("--unix-socket", help="ask the server listening on this Unix socket")
+    parser.add_argument("--host", help="the site's name (one of ALLOWED_HOSTS), when the URL's is not")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    trouble = web_trouble(args.url, unix_socket=args.unix_socket)
+    trouble = web_trouble(args.url, unix_socket=args.unix_socket, host=args.host)
     if trouble:
         print(f"unhealthy: {trouble}", file=sys.stderr)
         return 1

@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from config import webcheck
 from config.webcheck import web_trouble
 from tests.helpers import ROOT, clean_env, free_port
 
@@ -73,3 +74,21 @@ def test_the_command_exits_1_saying_why_and_0_when_all_is_well(answering):
     assert failed.returncode == 1 and "cannot get a database connection" in failed.stderr
     answering.answer = (200, {"connections": {"ok": True}})
     assert run().returncode == 0
+
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_site_with_production_settings_is_asked_as_its_proxy_would_ask_it(live_server, settings):
+    """Production settings redirect plain HTTP to HTTPS and admit only the site's name: asked directly on
+    the loopback address, the server would answer a redirect or a 400, which says nothing of its state.
+    Asked by the site's name and as its TLS proxy forwards, it answers with the health check itself."""
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    settings.ALLOWED_HOSTS = ["recollect.example.com"]
+    url = f"{live_server.url}/api/health"
+
+    answer = json.loads(webcheck._ask(url, unix_socket=None, timeout=5, host="recollect.example.com"))
+
+    assert answer["status"] == "ok" and answer["connections"] == {"ok": True}
+    unnamed = webcheck._ask(url, unix_socket=None, timeout=5, host=None)
+    assert b"connections" not in unnamed, "by its loopback address alone the site is not asked at all"
