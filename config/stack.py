@@ -75,9 +75,14 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
 
 
-def _spawn(name: str, argv: list[str], pass_fds: tuple[int, ...] = ()) -> subprocess.Popen:
+def _spawn(
+    name: str, argv: list[str], pass_fds: tuple[int, ...] = (), env: dict[str, str] | None = None
+) -> subprocess.Popen:
     print(f"[recollect] starting {name}: {' '.join(argv[1:])}", flush=True)
-    return subprocess.Popen(argv, start_new_session=True, preexec_fn=_die_with_parent, pass_fds=pass_fds)
+    environment = {**os.environ, **env} if env else None
+    return subprocess.Popen(
+        argv, start_new_session=True, preexec_fn=_die_with_parent, pass_fds=pass_fds, env=environment
+    )
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -88,10 +93,18 @@ def _kill(proc: subprocess.Popen) -> None:
 class _Child:
     """One supervised process, and the state of its restarts."""
 
-    def __init__(self, name: str, argv: list[str], *, pass_fds: tuple[int, ...] = (), health: str = "") -> None:
-        self.name, self.argv, self.pass_fds = name, argv, pass_fds
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        pass_fds: tuple[int, ...] = (),
+        health: str = "",
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.name, self.argv, self.pass_fds, self.env = name, argv, pass_fds, env
         self.health = health  # a web process's own Unix socket, where its health is asked
-        self.proc = _spawn(name, argv, pass_fds)
+        self.proc = _spawn(name, argv, pass_fds, env)
         self.started = time.monotonic()
         self.restarts = 0
         self.quick_failures = 0
@@ -126,7 +139,7 @@ class _Child:
             print(f"[recollect] {self.name} exited (code {code}); restart #{self.restarts} in {delay:.0f}s", flush=True)
         elif now >= self.restart_at:
             self.restart_at = None
-            self.proc = _spawn(self.name, self.argv, self.pass_fds)
+            self.proc = _spawn(self.name, self.argv, self.pass_fds, self.env)
             self.started = now
 
 
@@ -300,10 +313,10 @@ def _children(listener: socket.socket, *, concurrency: int, web_processes: int) 
     """The two Celery workers, the scheduler of the periodic jobs, then the web processes (Daphne)."""
     port = listener.getsockname()[1]
 
-    def worker(queue: str, processes: int) -> _Child:
+    def worker(queue: str, processes: int, env: dict[str, str] | None = None) -> _Child:
         argv = [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO"]
         argv += ["--queues", queue, "--concurrency", str(processes), "--hostname", f"{queue}-{port}@%h"]
-        return _Child(f"{queue} worker", argv)
+        return _Child(f"{queue} worker", argv, env=env)
 
     # Daphne's "fd" endpoint adopts IPv4 sockets only (its address family cannot be named on the command line).
     shared = f"fd:fileno={listener.fileno()}"
@@ -318,7 +331,10 @@ def _children(listener: socket.socket, *, concurrency: int, web_processes: int) 
         return _Child(name, argv, pass_fds=(listener.fileno(),), health=str(own))
 
     # One process answers interactive work at once; bulk work gets the configured concurrency.
-    workers = [worker(INTERACTIVE_QUEUE, 1), worker(BULK_QUEUE, concurrency)]
+    # One person's upload is indexed one document at a time while others wait (DOCUMENT_INDEX_PER_USER):
+    # its model runs on every core, so that a large upload is not held to one.
+    bulk_threads = {"EMBEDDING_THREADS": os.environ.get("EMBEDDING_THREADS") or str(os.cpu_count() or 1)}
+    workers = [worker(INTERACTIVE_QUEUE, 1), worker(BULK_QUEUE, concurrency, bulk_threads)]
     # The periodic jobs (foundation.celery), as in production: one scheduler for the site.
     schedule = embedded.var_dir() / "run" / f"celerybeat-{port}"
     beat = _Child(

@@ -347,7 +347,10 @@ def document_index(
         return document_fail(document_id=document.pk, reason=attempts_used_up_reason())
     document_announce(document_id=document.pk, owner_id=document.owner_id)
     with _claim_kept(document.pk):
-        return _document_build(document, engine=engine)
+        built = _document_build(document, engine=engine)
+    if fair:
+        _turn_passed(owner_id=document.owner_id, after=document.pk)
+    return built
 
 
 def _owner_busy(document: Document, *, now) -> bool:
@@ -360,6 +363,21 @@ def _owner_busy(document: Document, *, now) -> bool:
         owner_id=document.owner_id, status=Document.Status.INDEXING, updated_at__gt=now - indexing_stale_after()
     ).exclude(pk=document.pk)
     return running.count() >= settings.DOCUMENT_INDEX_PER_USER
+
+
+def _turn_passed(*, owner_id: int, after) -> None:
+    """Hands the owner's turn to their next waiting document at once: its job is queued now, behind
+    everyone else's already queued, rather than the worker idling until the waiting document's own job
+    comes back to look (``document_turn_in``)."""
+    waiting = (
+        Document.objects.filter(owner_id=owner_id, status=Document.Status.PENDING)
+        .exclude(pk=after)
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if waiting is not None:
+        enqueue(task_names.DOCUMENT_INDEX, str(waiting))
 
 
 def document_turn_in(*, document: Document) -> float:

@@ -76,7 +76,6 @@ def test_the_command_exits_1_saying_why_and_0_when_all_is_well(answering):
     assert run().returncode == 0
 
 
-
 @pytest.mark.django_db(transaction=True)
 def test_a_site_with_production_settings_is_asked_as_its_proxy_would_ask_it(live_server, settings):
     """Production settings redirect plain HTTP to HTTPS and admit only the site's name: asked directly on

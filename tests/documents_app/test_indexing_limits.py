@@ -150,3 +150,16 @@ def test_the_job_of_a_waiting_document_comes_back_later_the_later_the_further_ba
     ]
     crowd = [_upload(owner, f"crowd-{n}.md") for n in range(40)]
     assert services.document_turn_in(document=crowd[-1]) == services.DOCUMENT_INDEX_DEFER_MAX_S
+
+
+def test_a_finished_document_hands_its_owners_turn_to_their_next_one_at_once(queued, settings):
+    """The next document in a person's line is queued the moment the one before is done, instead of the
+    worker idling until the waiting document's own job comes back to look."""
+    settings.DOCUMENT_INDEX_PER_USER = 1
+    owner = UserFactory()
+    first, second, _third = (_upload(owner, f"{name}.md") for name in ("first", "second", "third"))
+    assert services.document_index(document_id=first.pk, redo_finished=False, fair=True).status == "ready"
+    assert queued == [(task_names.DOCUMENT_INDEX, (str(second.pk),))], "the oldest waiting one, once"
+    queued.clear()
+    services.document_index(document_id=first.pk, redo_finished=False, fair=True)  # delivered again: done
+    assert queued == [], "a job that found its document done passes no turn"
