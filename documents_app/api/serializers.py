@@ -28,6 +28,11 @@ class RenameSerializer(serializers.Serializer):
     title = TitleField(max_length=MAX_TITLE_CHARS, validators=[reject_nul])
 
 
+class QueuePlaceSerializer(serializers.Serializer):
+    place = serializers.IntegerField()
+    estimated_wait_s = serializers.FloatField()
+
+
 class DocumentSerializer(serializers.Serializer):
     doc_id = serializers.UUIDField(source="id")
     uri = serializers.CharField()
@@ -40,6 +45,17 @@ class DocumentSerializer(serializers.Serializer):
     node_count = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     indexed_at = serializers.DateTimeField(allow_null=True)
+    queue = QueuePlaceSerializer(
+        allow_null=True,
+        required=False,
+        help_text="While the document waits to be indexed: its place in your line (1: next) and the estimated "
+        "wait in seconds; null otherwise.",
+    )
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["queue"] = self.context.get("queue", {}).get(instance.pk)
+        return data
 
 
 class DocumentDetailSerializer(DocumentSerializer):

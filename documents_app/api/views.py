@@ -21,10 +21,16 @@ from foundation.parsers import refuse_oversized
 from foundation.schema import errors
 
 
-def _detail(document) -> dict:
+def _documents(owner, documents) -> list[dict]:
+    """Documents as the API shows them, those waiting with their place in line and estimated wait."""
+    queue = selectors.document_queue_places(owner=owner, documents=documents)
+    return s.DocumentSerializer(documents, many=True, context={"queue": queue}).data
+
+
+def _detail(owner, document) -> dict:
     root = selectors.document_root(document=document)
     return {
-        **s.DocumentSerializer(document).data,
+        **_documents(owner, [document])[0],
         "abstract": root.abstract if root else "",
         "overview": root.overview if root else "",
     }
@@ -63,7 +69,7 @@ class UploadView(APIView):
         document, created = services.document_upload(
             owner=request.user, filename=upload["file"].name, data=upload["file"].read(), title=upload["title"]
         )
-        return Response(s.DocumentSerializer(document).data, status=202 if created else 200)
+        return Response(_documents(request.user, [document])[0], status=202 if created else 200)
 
 
 class DocumentListView(APIView):
@@ -74,13 +80,13 @@ class DocumentListView(APIView):
     def get(self, request: Request) -> Response:
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.document_list(owner=request.user), request, view=self)
-        return paginator.get_paginated_response(s.DocumentSerializer(page, many=True).data)
+        return paginator.get_paginated_response(_documents(request.user, page))
 
 
 class DocumentDetailView(APIView):
     @extend_schema(responses=s.DocumentDetailSerializer, summary="A document with its L0 abstract and L1 overview")
     def get(self, request: Request, doc_id: str) -> Response:
-        return Response(_detail(selectors.document_get(owner=request.user, doc_id=doc_id)))
+        return Response(_detail(request.user, selectors.document_get(owner=request.user, doc_id=doc_id)))
 
     @extend_schema(
         request=s.RenameSerializer,

@@ -307,3 +307,44 @@ def test_retries_used_up_leave_the_document_failed_with_the_reason(
     doc = _upload(auth_client, "a.md", MARKDOWN, django_capture_on_commit_callbacks).json()
     detail = auth_client.get(f"/api/documents/{doc['doc_id']}").json()
     assert detail["status"] == "failed" and detail["error"].startswith("Indexing failed:")
+
+
+def test_a_waiting_document_says_its_place_in_line_and_about_how_long(auth_client, user):
+    """Uploads wait their turn one at a time: each waiting one says where it stands and roughly when it
+    will be ready, from how fast the documents before it went; a ready one says nothing of a line."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    for n in range(5):  # five documents finished two seconds apart a moment ago
+        document, _ = services.document_upload(
+            owner=user, filename=f"done-{n}.md", data=f"# Done {n}\n".encode(), enqueue=False
+        )
+        Document.objects.filter(pk=document.pk).update(status="ready", indexed_at=now - timedelta(seconds=10 - 2 * n))
+    waiting = [
+        services.document_upload(owner=user, filename=f"wait-{n}.md", data=f"# Wait {n}\n".encode(), enqueue=False)[0]
+        for n in range(3)
+    ]
+
+    listed = {doc["doc_id"]: doc for doc in auth_client.get("/api/documents").json()["results"]}
+    detail = auth_client.get(f"/api/documents/{waiting[2].pk}").json()
+
+    assert [listed[str(doc.pk)]["queue"] for doc in waiting] == [
+        {"place": 1, "estimated_wait_s": 2.0},
+        {"place": 2, "estimated_wait_s": 4.0},
+        {"place": 3, "estimated_wait_s": 6.0},
+    ]
+    assert detail["queue"] == {"place": 3, "estimated_wait_s": 6.0}
+    assert all(doc["queue"] is None for doc in listed.values() if doc["status"] == "ready")
+
+
+def test_listing_documents_costs_the_same_queries_however_many_wait(auth_client, user, django_assert_max_num_queries):
+    for n in range(3):
+        services.document_upload(owner=user, filename=f"a-{n}.md", data=f"# A {n}\n".encode(), enqueue=False)
+    with django_assert_max_num_queries(7) as few:  # token, count, page, and the line: who waits, how fast
+        auth_client.get("/api/documents")
+    for n in range(20):
+        services.document_upload(owner=user, filename=f"b-{n}.md", data=f"# B {n}\n".encode(), enqueue=False)
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        assert len(auth_client.get("/api/documents").json()["results"]) == 23

@@ -13,11 +13,13 @@
   const MAX_TITLE = 512;
   const STUCK_AFTER_MS = 8000; // a document waiting this long with no news: is any worker indexing?
   const UPLOAD_LINE_MS = 6000; // an upload's line stays this long once its row is in the list
+  const LINE_REFRESH_MS = 1500; // once a document is done, the places of those waiting are read again after this
   const state = {
     rows: new Map(), // doc_id -> {li, doc}: each document listed, as last told, and its row
     page: 1, // the pages shown so far
     stuckTimer: null, // the check for a worker, waiting for news of a pending document
     connectedOnce: false, // the socket opened before: opening again means pushes may have been missed
+    lineTimer: null, // reading the waiting documents' places again, once one ahead of them is done
   };
 
   // --- The list --------------------------------------------------------------------------------------
@@ -25,6 +27,16 @@
     const badge = el("span", { className: `badge ${doc.status}`, textContent: STATUS[doc.status] || doc.status });
     if (doc.status === "indexing" || doc.status === "pending") badge.prepend(el("span", { className: "spinner", "aria-hidden": "true" }), " ");
     return badge;
+  }
+
+  // "3rd in line · about 40 s": a waiting document's place in the person's line and its estimated wait.
+  function placeInLine(queue) {
+    if (!queue) return "";
+    const n = queue.place;
+    const suffix = n % 100 >= 11 && n % 100 <= 13 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th";
+    const wait = queue.estimated_wait_s;
+    const about = wait < 60 ? `${Math.max(1, Math.round(wait))} s` : wait < 3600 ? `${Math.round(wait / 60)} min` : `${(wait / 3600).toFixed(1)} h`;
+    return n === 1 ? `next in line · about ${about}` : `${n}${suffix} in line · about ${about}`;
   }
 
   function plainError(error) {
@@ -49,6 +61,7 @@
       el("div", { className: "muted small", textContent: [doc.filename !== name ? doc.filename : "", doc.size_bytes ? R.bytes(doc.size_bytes) : "", doc.node_count ? `${doc.node_count} nodes` : "", R.when(doc.created_at)].filter(Boolean).join(" · ") }),
       doc.status === "failed" ? el("div", { className: "error-box", role: "alert", textContent: `Could not index: ${plainError(doc.error)}` }) : null,
       doc.status === "pending" && doc.error ? el("div", { className: "muted small", textContent: plainError(doc.error) }) : null,
+      doc.status === "pending" && doc.queue ? el("div", { className: "muted small queue-place", textContent: placeInLine(doc.queue) }) : null,
       el("div", { className: "row doc-actions" },
         el("button", { type: "button", className: "icon", textContent: "Browse", disabled: doc.status !== "ready", "aria-label": `Browse ${name}`, onclick: () => browseDocument(doc) }),
         el("a", { className: "button icon", href: `/chat/?doc=${doc.doc_id}`, textContent: "Chat about it", "aria-disabled": doc.status !== "ready" ? "true" : null, hidden: doc.status !== "ready" }),
@@ -108,7 +121,19 @@
     if (state.rows.has(event.doc_id)) { const known = state.rows.get(event.doc_id).doc; if (event.title && event.title !== known.title) renamed({ ...known, ...event }); else upsert(event); }
     else api(`/api/documents/${event.doc_id}`).then((doc) => upsert(doc, { prepend: true })).catch(() => {});
     if (event.status !== "pending") R.banner("");
+    if (event.status === "ready" || event.status === "failed") lineMoved();
     checkStuck();
+  }
+  // A document is done: those waiting behind it moved up. Their places are read again once, shortly.
+  function lineMoved() {
+    if (state.lineTimer || ![...state.rows.values()].some((r) => r.doc.status === "pending")) return;
+    state.lineTimer = setTimeout(async () => {
+      state.lineTimer = null;
+      try {
+        const data = await api("/api/documents?page=1");
+        for (const doc of data.results) if (state.rows.has(doc.doc_id)) upsert(doc);
+      } catch (_) { /* the next document done tries again */ }
+    }, LINE_REFRESH_MS);
   }
   // Missed pushes while disconnected: read the list again once the socket is back.
   function connectionBack() {
