@@ -8,6 +8,7 @@ every permission), as with the admin's own lists."""
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from django.contrib import admin
@@ -19,6 +20,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from foundation import health
+from foundation.connections import release_database_connections
 from foundation.models import ModelCall
 from foundation.tracing import STAGE_LABELS, stage_label
 from operations_app import charts, selectors
@@ -75,8 +77,31 @@ def _owner_filter(request: HttpRequest) -> tuple[int | None, str, str]:
     return user_id, username, ""
 
 
+# The dashboard reads whole tables, for up to a second each at scale: this many are drawn at once per web
+# process, the others wait their turn (without a database connection) for at most DASHBOARD_WAIT_S and
+# are then told to try again. A burst of dashboard loads never takes the pool every person's request needs.
+DASHBOARD_AT_ONCE = 2
+DASHBOARD_WAIT_S = 20.0
+_dashboards = threading.BoundedSemaphore(DASHBOARD_AT_ONCE)
+
+
 def dashboard(request: HttpRequest) -> HttpResponse:
     _require(request, *DASHBOARD_PERMISSIONS)
+    release_database_connections()  # waiting holds no connection
+    if not _dashboards.acquire(timeout=DASHBOARD_WAIT_S):
+        return HttpResponse(
+            "The dashboard is being drawn for others already; reload in a few seconds.",
+            status=503,
+            content_type="text/plain",
+            headers={"Retry-After": "5"},
+        )
+    try:
+        return _dashboard(request)
+    finally:
+        _dashboards.release()
+
+
+def _dashboard(request: HttpRequest) -> HttpResponse:
     period = selectors.period_of(request.GET.get("period", ""))
     owner_id, username, user_error = _owner_filter(request)
     labels = [charts.bucket_label(moment, period.bucket) for moment in period.buckets()]

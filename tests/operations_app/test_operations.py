@@ -338,3 +338,20 @@ def test_a_busy_periods_percentiles_come_from_a_uniform_sample_that_a_reload_kee
     ]
     # A uniform sample of 0..399: its median near the true one (199.5).
     assert 120 < {s.stage: s for s in first.stages}["dense"].p50 < 280
+
+
+def test_a_burst_of_dashboard_loads_waits_its_turn_and_never_holds_the_pool(staff_client, monkeypatch):
+    """Two dashboards are drawn at once per web process; another waits (holding no database connection)
+    and, if the wait runs out, is told to reload rather than take a connection every person needs."""
+    from operations_app import views
+
+    monkeypatch.setattr(views, "DASHBOARD_WAIT_S", 0.2)
+    for _ in range(views.DASHBOARD_AT_ONCE):  # as if two were being drawn
+        views._dashboards.acquire()
+    try:
+        busy = staff_client.get("/admin/ops/")
+    finally:
+        for _ in range(views.DASHBOARD_AT_ONCE):
+            views._dashboards.release()
+    assert busy.status_code == 503 and busy["Retry-After"] == "5"
+    assert staff_client.get("/admin/ops/").status_code == 200
