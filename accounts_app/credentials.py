@@ -31,6 +31,7 @@ from rest_framework.authentication import TokenAuthentication
 from accounts_app.models import ApiToken
 from foundation.db import release_database_connections
 from foundation.push import push_on_commit
+from foundation.security import token_guess_allowed, token_guess_failed
 
 # Pushed to a user's sockets when one of their credentials may have ended; each socket checks its own.
 CREDENTIALS_CHANGED_EVENT = "credentials_changed"
@@ -156,3 +157,23 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema):
         return build_bearer_security_scheme_object(header_name="Authorization", token_prefix=self.target.keyword)
+
+
+# What ``credential_for_guessed_key`` answers for an address that sent too many wrong keys.
+KEY_GUESSES_THROTTLED = "throttled"
+
+
+def credential_for_guessed_key(*, key: str, address: str):
+    """The credential a key sent from a client address names (as ``credential_for_key``); None for a wrong
+    key, which counts against the address; KEY_GUESSES_THROTTLED, looking nothing up, once the address sent
+    too many wrong keys. For doors that take a key with no request of DRF's around it (the websocket, the
+    MCP server). Its database connections go back at once: the caller may then idle for hours."""
+    if not token_guess_allowed(address):
+        return KEY_GUESSES_THROTTLED
+    try:
+        found = credential_for_key(key)
+    finally:
+        release_database_connections()
+    if found is None:
+        token_guess_failed(address)
+    return found

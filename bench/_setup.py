@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import statistics
+import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from urllib.parse import quote
 
@@ -56,3 +59,45 @@ class Timer:
 
     def __exit__(self, *exc):
         self.ms = (time.perf_counter() - self.start) * 1000
+
+
+def stack_env(**extra: str) -> dict[str, str]:
+    """The environment of the run command's stack on the bench's database and Redis (after
+    ``django_for_bench``)."""
+    from django.conf import settings
+
+    params = settings.DATABASES["default"]
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.dev",
+        "DATABASE_URL": f"postgresql://{params['USER']}@{quote(params['HOST'], safe='')}/{params['NAME']}",
+        "REDIS_URL": settings.REDIS_URL,
+        "LOG_LEVEL": "WARNING",
+        **extra,
+    }
+
+
+def stack_start(*, port: int, env: dict[str, str], args: tuple[str, ...] = ()) -> subprocess.Popen:
+    """``python -m config.stack`` on ``port`` (its own process group), once it answers its health check."""
+    stack = subprocess.Popen(
+        [sys.executable, "-m", "config.stack", "--port", str(port), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    for _ in range(240):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2)
+            return stack
+        except OSError:
+            if stack.poll() is not None:
+                raise RuntimeError("the stack did not start") from None
+            time.sleep(0.5)
+    raise RuntimeError("the stack did not answer")
+
+
+def stack_stop(stack: subprocess.Popen) -> None:
+    os.killpg(stack.pid, signal.SIGTERM)
+    stack.wait(timeout=60)

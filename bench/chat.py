@@ -16,19 +16,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
-import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
-from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import django_for_bench, percentiles
+from bench._setup import django_for_bench, percentiles, stack_env, stack_start, stack_stop
 
 DATABASE = "recollect_bench_chat"
 
@@ -123,25 +119,6 @@ async def _socket_chat(url: str, message: str) -> dict:
     }
 
 
-def _stack(port: int, processes: int, env: dict) -> subprocess.Popen:
-    """The run command's stack (web processes sharing one port, and the workers) on the bench database."""
-    stack = subprocess.Popen(
-        [sys.executable, "-m", "config.stack", "--port", str(port), "--web-processes", str(processes)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    for _ in range(240):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2)
-            return stack
-        except OSError:
-            assert stack.poll() is None, "the stack did not start"
-            time.sleep(0.5)
-    raise RuntimeError("the stack did not answer")
-
-
 def _burst(url: str, count: int, token_ms: float) -> dict:
     """``count`` chats at once over websockets: first-token and streaming figures, errors."""
 
@@ -176,7 +153,6 @@ def _burst(url: str, count: int, token_ms: float) -> dict:
 def concurrency(owner, levels: list[int], token_ms: float, words: int, processes: list[int]) -> dict:
     """Bursts of simultaneous websocket chats against the run command's stack with 1, 2, 4 ... web
     processes, the stub model streaming ``words`` words one every ``token_ms``."""
-    from django.conf import settings
     from rest_framework.authtoken.models import Token
 
     # The stub model runs in a process of its own, as a real one would, so that it does not share this
@@ -188,22 +164,12 @@ def concurrency(owner, levels: list[int], token_ms: float, words: int, processes
     )
     model_url = model.stdout.readline().strip()
     token = Token.objects.get_or_create(user=owner)[0].key
-    params = settings.DATABASES["default"]
     port = 8765
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.dev",
-        "DATABASE_URL": f"postgresql://{params['USER']}@{quote(params['HOST'], safe='')}/{params['NAME']}",
-        "REDIS_URL": settings.REDIS_URL,
-        "LLM_MODEL": "openai/stub",
-        "LLM_API_BASE": model_url,
-        "LLM_API_KEY": "stub",
-        "LOG_LEVEL": "WARNING",
-    }
+    env = stack_env(LLM_MODEL="openai/stub", LLM_API_BASE=model_url, LLM_API_KEY="stub")
     results: dict = {}
     try:
         for count in processes:
-            stack = _stack(port, count, env)
+            stack = stack_start(port=port, env=env, args=("--web-processes", str(count)))
             try:
                 url = f"ws://127.0.0.1:{port}/ws/chat/?token={token}"
                 for _ in range(2 * count):  # not measured: every process loads its models
@@ -212,8 +178,7 @@ def concurrency(owner, levels: list[int], token_ms: float, words: int, processes
                     results[(count, level)] = _burst(url, level, token_ms)
                     print(f"  {count} web process(es), {level:4d} sockets: {results[(count, level)]}", flush=True)
             finally:
-                os.killpg(stack.pid, signal.SIGTERM)
-                stack.wait(timeout=60)
+                stack_stop(stack)
         return results
     finally:
         model.terminate()

@@ -15,19 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import subprocess
 import sys
 import threading
 import time
 import urllib.request
 from pathlib import Path
-from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import django_for_bench, percentiles
+from bench._setup import django_for_bench, percentiles, stack_env, stack_start, stack_stop
 
 DATABASE = "recollect_bench_fairness_embed"
 PORT = 8766
@@ -39,24 +35,6 @@ def _call(base: str, token: str, path: str, body: dict | None = None) -> dict:
     request = urllib.request.Request(f"{base}{path}", data=data, headers=headers)  # noqa: S310 (loopback)
     with urllib.request.urlopen(request, timeout=120) as response:  # noqa: S310
         return json.loads(response.read())
-
-
-def _stack(env: dict) -> subprocess.Popen:
-    stack = subprocess.Popen(
-        [sys.executable, "-m", "config.stack", "--port", str(PORT), "--web-processes", env["WEB_PROCESSES"]],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    for _ in range(240):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{PORT}/api/health", timeout=2)
-            return stack
-        except OSError:
-            assert stack.poll() is None, "the stack did not start"
-            time.sleep(0.5)
-    raise RuntimeError("the stack did not answer")
 
 
 def _importer(base: str, token: str, session_id: str, turns: int, chunk: int, done: dict) -> None:
@@ -88,7 +66,6 @@ def main() -> None:
     args = parser.parse_args()
 
     django_for_bench(DATABASE)
-    from django.conf import settings
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
 
@@ -97,16 +74,7 @@ def main() -> None:
     users = get_user_model()
     importer, other = users.objects.create_user("importer"), users.objects.create_user("other")
     tokens = {user: Token.objects.create(user=user).key for user in (importer, other)}
-    params = settings.DATABASES["default"]
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.dev",
-        "DATABASE_URL": f"postgresql://{params['USER']}@{quote(params['HOST'], safe='')}/{params['NAME']}",
-        "REDIS_URL": settings.REDIS_URL,
-        "LOG_LEVEL": "WARNING",
-        "WEB_PROCESSES": args.web_processes,
-    }
-    stack = _stack(env)
+    stack = stack_start(port=PORT, env=stack_env(), args=("--web-processes", args.web_processes))
     base = f"http://127.0.0.1:{PORT}"
     try:
         imported = _call(base, tokens[importer], "/api/sessions", {"title": "imported history"})["session_id"]
@@ -148,8 +116,7 @@ def main() -> None:
         )
         print(f"the other person's turns: wait for a vector (ms) {percentiles(waits)}")
     finally:
-        os.killpg(stack.pid, signal.SIGTERM)
-        stack.wait(timeout=60)
+        stack_stop(stack)
 
 
 if __name__ == "__main__":

@@ -21,8 +21,10 @@ import json
 import os
 import random
 import time
+import urllib.request
+import uuid
 
-from _setup import django_for_bench
+from _setup import django_for_bench, stack_env, stack_start, stack_stop
 
 WORDS = [
     "pump",
@@ -103,44 +105,18 @@ def as_pdf(pages: list[str]) -> bytes:
 
 def through_workers(owner, label: str, docs: list[tuple[str, bytes]]) -> dict:
     """Uploads ``docs`` through the API of a stack on this database and waits until all are ready."""
-    import signal
-    import subprocess
-    import sys
-    import urllib.request
-    import uuid
-    from urllib.parse import quote
 
-    from django.conf import settings
     from rest_framework.authtoken.models import Token
 
     from documents_app.models import Document, DocumentNode
 
-    params = settings.DATABASES["default"]
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.dev",
-        "DATABASE_URL": f"postgresql://{params['USER']}@{quote(params['HOST'], safe='')}/{params['NAME']}",
-        "REDIS_URL": settings.REDIS_URL,
-        "LOG_LEVEL": "WARNING",
-    }
+    env = stack_env()
     env.pop("EMBEDDING_THREADS", None)  # the stack's own choice for its workers
     port = 8767
-    stack = subprocess.Popen(
-        [sys.executable, "-m", "config.stack", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    stack = stack_start(port=port, env=env)
     base = f"http://127.0.0.1:{port}"
     token = Token.objects.get_or_create(user=owner)[0].key
     try:
-        for _ in range(240):
-            try:
-                urllib.request.urlopen(f"{base}/api/health", timeout=2)  # noqa: S310 (loopback)
-                break
-            except OSError:
-                time.sleep(0.5)
         time.sleep(5)  # the workers warm up
         started = time.perf_counter()
         for filename, data in docs:
@@ -161,8 +137,7 @@ def through_workers(owner, label: str, docs: list[tuple[str, bytes]]) -> dict:
             time.sleep(0.5)
         elapsed = time.perf_counter() - started
     finally:
-        os.killpg(stack.pid, signal.SIGTERM)
-        stack.wait(timeout=60)
+        stack_stop(stack)
     nodes = DocumentNode.objects.filter(document__owner=owner, document__filename__in=names)
     return {
         "documents": len(docs),

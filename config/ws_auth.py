@@ -11,33 +11,21 @@ from channels.db import DatabaseSyncToAsync
 from channels.middleware import BaseMiddleware
 from channels.security.websocket import WebsocketDenier
 
-from accounts_app.credentials import credential_for_key
-from foundation.db import release_database_connections
+from accounts_app.credentials import KEY_GUESSES_THROTTLED, credential_for_guessed_key
 from foundation.security import (
     same_origin,
     scope_client_address,
-    token_guess_allowed,
-    token_guess_failed,
     token_guess_period,
 )
 
 
 def _credential_for_token_sync(key: str, address: str):
-    if not token_guess_allowed(address):
-        return THROTTLED
-    try:
-        found = credential_for_key(key)
-    finally:
-        # The socket's thread may then idle for hours (or, refused, end): its connection goes back now.
-        release_database_connections()
-    if found is None:
-        token_guess_failed(address)
-    return found
+    return credential_for_guessed_key(key=key, address=address)
 
 
 _credential_for_token = DatabaseSyncToAsync(_credential_for_token_sync)
 # What the lookup answers for an address that sent too many wrong keys: no key of it is looked up.
-THROTTLED = "throttled"
+THROTTLED = KEY_GUESSES_THROTTLED
 
 
 class ThreadPerSocket:

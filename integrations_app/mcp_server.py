@@ -36,13 +36,10 @@ from django.views import View
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types import INVALID_REQUEST
 
-from accounts_app.credentials import credential_for_key
-from foundation.db import release_database_connections
+from accounts_app.credentials import KEY_GUESSES_THROTTLED, credential_for_guessed_key
 from foundation.security import (
     same_origin,
     scope_client_address,
-    token_guess_allowed,
-    token_guess_failed,
     token_guess_period,
 )
 from integrations_app.mcp_tools import CALLER, mcp_server_build
@@ -108,16 +105,10 @@ def _key_of(scope) -> str:
 
 def _signed_in(key: str, address: str):
     """The user a key signs in, or why not (``BAD_KEY``, ``THROTTLED``)."""
-    if not token_guess_allowed(address):
+    found = credential_for_guessed_key(key=key, address=address)
+    if found == KEY_GUESSES_THROTTLED:
         return THROTTLED
-    try:
-        found = credential_for_key(key)
-    finally:
-        release_database_connections()
-    if found is None:
-        token_guess_failed(address)
-        return BAD_KEY
-    return found[0]
+    return BAD_KEY if found is None else found[0]
 
 
 def _unauthorized(request: HttpRequest, reason: str) -> tuple[int, bytes, dict]:

@@ -1,5 +1,6 @@
 """Helpers for tests that run the product's own processes."""
 
+import json
 import os
 import socket
 import subprocess
@@ -8,6 +9,7 @@ import tempfile
 import time
 import tomllib
 import urllib.request
+import uuid
 from pathlib import Path
 from urllib.parse import quote
 
@@ -114,3 +116,20 @@ def stop_processes(processes) -> None:
         process.terminate()
     for process in processes:
         process.wait(timeout=20)
+
+
+def upload_markdown(base: str, token: str, name: str, text: str, *, timeout: float = 30) -> str:
+    """Uploads a Markdown file through the API of a running server; the new document's id (202)."""
+    boundary = uuid.uuid4().hex
+    body = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+        f"Content-Type: text/markdown\r\n\r\n{text}\r\n--{boundary}--\r\n"
+    ).encode()
+    request = urllib.request.Request(
+        f"{base}/api/documents/upload",
+        data=body,
+        headers={"Authorization": f"Token {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        assert response.status == 202
+        return json.loads(response.read())["doc_id"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.helpers import ROOT, clean_env, free_port
+from tests.helpers import ROOT, clean_env, free_port, upload_markdown
 
 pytestmark = pytest.mark.slow
 
@@ -123,22 +123,6 @@ def _the_worker_embeds_recorded_messages(base: str, token: str) -> None:
     raise AssertionError("the Celery worker did not embed the message")
 
 
-def _upload(base: str, token: str, name: str, text: str) -> str:
-    boundary = "recollect-test-boundary"
-    body = (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-        f"Content-Type: text/markdown\r\n\r\n{text}\r\n--{boundary}--\r\n"
-    ).encode()
-    request = urllib.request.Request(
-        f"{base}/api/documents/upload",
-        data=body,
-        headers={"Authorization": f"Token {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 202
-        return json.loads(response.read())["doc_id"]
-
-
 def _a_message_is_found_by_meaning_while_documents_are_indexed(base: str, token: str) -> None:
     """Bulk indexing fills its own queue; a message recorded meanwhile is embedded at once."""
     manuals = [
@@ -150,7 +134,7 @@ def _a_message_is_found_by_meaning_while_documents_are_indexed(base: str, token:
         )
         for number in range(6)
     ]
-    documents = [_upload(base, token, f"manual-{number}.md", text) for number, text in enumerate(manuals)]
+    documents = [upload_markdown(base, token, f"manual-{number}.md", text) for number, text in enumerate(manuals)]
     status, session = _get(f"{base}/api/sessions", data=b'{"title": "food"}', token=token)
     messages = {"messages": [{"role": "user", "content": "I am allergic to shellfish."}]}
     status, _ = _get(f"{base}/api/sessions/{session['session_id']}/messages", json.dumps(messages).encode(), token)
@@ -168,7 +152,7 @@ def _a_message_is_found_by_meaning_while_documents_are_indexed(base: str, token:
 
 
 def _the_worker_indexes_an_uploaded_document(base: str, token: str) -> None:
-    doc_id = _upload(base, token, "guide.md", "# Guide\n\nThe warranty covers parts and labour for two years.")
+    doc_id = upload_markdown(base, token, "guide.md", "# Guide\n\nThe warranty covers parts and labour for two years.")
     deadline = time.monotonic() + 180  # behind the manuals above, on the bulk queue
     while time.monotonic() < deadline:
         _, document = _get(f"{base}/api/documents/{doc_id}", token=token)

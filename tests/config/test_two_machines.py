@@ -14,7 +14,6 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-import uuid
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from rest_framework.authtoken.models import Token
 from documents_app.models import Document, DocumentNode
 from sessions_app.models import Message
 from tests.factories import UserFactory
-from tests.helpers import ROOT, clean_env, database_url, free_port, wait_until
+from tests.helpers import ROOT, clean_env, database_url, free_port, upload_markdown, wait_until
 from tests.outage.conftest import PrivateRedis
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -54,22 +53,6 @@ def _call(base: str, token: str, path: str, body: dict | None = None, *, timeout
             return response.status, json.loads(response.read() or b"{}")
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read() or b"{}")
-
-
-def _upload(base: str, token: str, name: str, text: str) -> str:
-    boundary = uuid.uuid4().hex
-    body = (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-        f"Content-Type: text/markdown\r\n\r\n{text}\r\n--{boundary}--\r\n"
-    ).encode()
-    request = urllib.request.Request(
-        f"{base}/api/documents/upload",
-        data=body,
-        headers={"Authorization": f"Token {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"},
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        assert response.status == 202
-        return json.loads(response.read())["doc_id"]
 
 
 @pytest.fixture
@@ -158,7 +141,7 @@ def test_chat_upload_and_recall_spread_over_two_machines_lose_and_repeat_nothing
         session_id = answer["session_id"]
     # Documents uploaded to either machine, indexed by either bulk worker.
     doc_ids = [
-        _upload(
+        upload_markdown(
             bases[machines[n % 2]],
             token,
             f"manual-{n}.md",
