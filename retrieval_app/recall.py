@@ -545,17 +545,7 @@ def recall_messages(
         statistics_scope=recall_scope(owner=owner, agent_id=agent_id),
     )
     recall_fuse(candidates, strategy=strategy)
-    keyword_pks = {pk for pk, _ in candidates.keyword}
-
-    def passes(candidate: Candidate) -> bool:
-        return candidate.dense >= threshold if candidate.dense is not None else candidate.pk in keyword_pks
-
-    ranked = sorted(candidates.by_pk.values(), key=lambda c: (-c.score, c.pk))
-    chosen = [c for c in ranked if passes(c)][:max_results]
-    source = _source(chosen, candidates)
-    if not chosen and candidates.keyword:
-        chosen = [candidates.by_pk[pk] for pk, _ in candidates.keyword if pk in candidates.by_pk][:max_results]
-        source = "keyword"
+    chosen, source = _chosen(candidates, threshold=threshold, max_results=max_results)
     found = [_recall_row(c) for c in chosen]
     trimmed = trim_to_token_budget(found, max_tokens)
     timed.lap("fusion", method=strategy, threshold=threshold, kept=len(trimmed))
@@ -565,6 +555,21 @@ def recall_messages(
         "token_estimate": sum(estimate_tokens(m["content"]) for m in trimmed),
         "count": len(trimmed),
     }
+
+
+def _chosen(candidates: Candidates, *, threshold: float, max_results: int) -> tuple[list[Candidate], str]:
+    """The best candidates that pass the threshold (one not embedded yet passes by its words), and what
+    answered; when none passes, the keyword matches, so that a word said before is still found."""
+    keyword_pks = {pk for pk, _ in candidates.keyword}
+
+    def passes(candidate: Candidate) -> bool:
+        return candidate.dense >= threshold if candidate.dense is not None else candidate.pk in keyword_pks
+
+    ranked = sorted(candidates.by_pk.values(), key=lambda c: (-c.score, c.pk))
+    chosen = [c for c in ranked if passes(c)][:max_results]
+    if not chosen and candidates.keyword:
+        return [candidates.by_pk[pk] for pk, _ in candidates.keyword if pk in candidates.by_pk][:max_results], "keyword"
+    return chosen, _source(chosen, candidates)
 
 
 def _source(chosen: list[Candidate], candidates: Candidates) -> str:

@@ -23,8 +23,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 TURNS = 3000
 TURN_CHARS = 10_000
 READS = 5
-# What the server may grow by over a second reading of everything: far below one unbounded answer's 80 MB.
+# What the server may grow by over later readings of everything: far below one unbounded answer's 80 MB.
 GROWTH_MAX_MB = 30
+LATER_READINGS = 3
 
 
 def _rss_mb(pid: int) -> float:
@@ -70,9 +71,14 @@ def test_a_long_conversation_is_read_whole_in_bounded_pages_without_growing_the_
         return seen
 
     # The first readings bring the server to its working size (its allocator keeps what pages needed,
-    # and on a busy machine it takes two readings to settle).
+    # and on a busy machine it takes two readings to settle). After that its size still swings by
+    # 20-30 MB from one reading to the next as the allocator hands memory back, while a leak makes every
+    # later reading larger: the smallest size over the next readings is what must not grow.
     for _ in range(2):
         assert read_whole() == list(range(1, TURNS + 1))
     settled = _rss_mb(process.pid)
-    assert read_whole() == list(range(1, TURNS + 1))
-    assert _rss_mb(process.pid) - settled < GROWTH_MAX_MB
+    sizes = []
+    for _ in range(LATER_READINGS):
+        assert read_whole() == list(range(1, TURNS + 1))
+        sizes.append(_rss_mb(process.pid))
+    assert min(sizes) - settled < GROWTH_MAX_MB, sizes

@@ -1,0 +1,95 @@
+"""Recall at scale: one person's million messages among many people's, server-side, the question's
+embedding included.
+
+    .venv/bin/python bench/recall_scale.py [--messages 1000000] [--others 20] [--each 10000] [--queries 100]
+    .venv/bin/python bench/recall_scale.py --reuse      # time against the rows a previous run loaded
+
+Rows are loaded as in ``bench/retrieval_latency.py`` (real embeddings of distinct sentences reused with a
+little noise) into a database of its own (``recollect_bench_recall_scale``): ``--messages`` for the person
+asking and ``--each`` for each of ``--others`` people, in sessions of 50. Each question is a fresh sentence,
+embedded for real inside the timed call (``memory_recall``, what ``POST /api/memory/recall`` runs), after
+ten warm-up questions. Reported: p50/p95/max in milliseconds, and the recall's own stages (embedding, the
+retrievers, fusion) from its traces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench._setup import django_for_bench, percentiles
+
+DATABASE = "recollect_bench_recall_scale"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--others", type=int, default=20)
+    parser.add_argument("--each", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--reuse", action="store_true")
+    args = parser.parse_args()
+
+    django_for_bench(DATABASE, fresh=not args.reuse)
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from bench.sessions import VectorPool, load_messages, sentence
+    from retrieval_app.models import SearchTrace
+    from retrieval_app.recall import memory_recall
+    from sessions_app.models import Message
+
+    users = get_user_model()
+    rng = random.Random(17)
+    if args.reuse:
+        owner = users.objects.get(username="bench")
+    else:
+        pool = VectorPool(rng, 3000)
+        owner = users.objects.create_user(username="bench")
+        started = time.perf_counter()
+        for number in range(args.others):
+            load_messages(users.objects.create_user(username=f"other-{number}"), args.each, pool)
+        step = 100_000
+        for done in range(0, args.messages, step):
+            load_messages(owner, min(step, args.messages - done), pool)
+            print(
+                f"  {done + step} of the person's messages loaded ({time.perf_counter() - started:.0f} s)", flush=True
+            )
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE sessions_app_message")
+    print(
+        f"{Message.objects.filter(owner=owner).count()} messages of the person asking, "
+        f"{Message.objects.exclude(owner=owner).count()} of {users.objects.count() - 1} others",
+        flush=True,
+    )
+    for warm in range(10):
+        memory_recall(owner=owner, query=sentence(random.Random(900 + warm)))
+    timings = []
+    began = time.perf_counter()
+    for _ in range(args.queries):
+        question = sentence(rng)
+        started = time.perf_counter()
+        found = memory_recall(owner=owner, query=question)
+        timings.append((time.perf_counter() - started) * 1000)
+        assert found["count"], "every question finds something at this scale"
+    print(f"recall, question embedded inside (ms): {percentiles(timings)}", flush=True)
+    print(f"throughput: {args.queries / (time.perf_counter() - began):.1f} recalls/s (one at a time)")
+    stages: dict[str, list[float]] = {}
+    for trace in SearchTrace.objects.filter(owner=owner, kind="recall").order_by("-created_at")[: args.queries]:
+        for name, ms in (trace.timings or {}).items():
+            if isinstance(ms, (int, float)):
+                stages.setdefault(name, []).append(ms)
+    for name, values in sorted(stages.items(), key=lambda item: -statistics.median(item[1])):
+        print(f"  stage {name:14s} p50 {statistics.median(values):6.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
