@@ -2,7 +2,8 @@
 embedding included.
 
     .venv/bin/python bench/recall_scale.py [--messages 1000000] [--others 20] [--each 10000] [--queries 100]
-    .venv/bin/python bench/recall_scale.py --reuse      # time against the rows a previous run loaded
+    .venv/bin/python bench/recall_scale.py --reuse      # time against the rows a previous run loaded,
+                                                        # loading the rest first if it was cut short
 
 Rows are loaded as in ``bench/retrieval_latency.py`` (real embeddings of distinct sentences reused with a
 little noise) into a database of its own (``recollect_bench_recall_scale``): ``--messages`` for the person
@@ -49,19 +50,23 @@ def main() -> None:
 
     users = get_user_model()
     rng = random.Random(17)
+    started, pool = time.perf_counter(), None
     if args.reuse:
         owner = users.objects.get(username="bench")
     else:
-        pool = VectorPool(rng, 3000)
-        owner = users.objects.create_user(username="bench")
-        started = time.perf_counter()
+        owner, pool = users.objects.create_user(username="bench"), VectorPool(rng, 3000)
         for number in range(args.others):
             load_messages(users.objects.create_user(username=f"other-{number}"), args.each, pool)
-        step = 100_000
-        for done in range(0, args.messages, step):
+    # A run cut short is carried on where it stopped: a reused database is filled up to --messages.
+    loaded, step = Message.objects.filter(owner=owner).count(), 100_000
+    if loaded < args.messages:
+        pool = pool or VectorPool(rng, 3000)
+        for done in range(loaded, args.messages, step):
             load_messages(owner, min(step, args.messages - done), pool)
             print(
-                f"  {done + step} of the person's messages loaded ({time.perf_counter() - started:.0f} s)", flush=True
+                f"  {min(done + step, args.messages)} of the person's messages loaded "
+                f"({time.perf_counter() - started:.0f} s)",
+                flush=True,
             )
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE sessions_app_message")
