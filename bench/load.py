@@ -390,6 +390,16 @@ class Client:
 
     # --- verification ---------------------------------------------------------------------------------
 
+    async def all_messages(self, session_id: str) -> list[dict]:
+        """Every message of a session, oldest first: its detail holds the latest page, and each earlier
+        page is reached by the cursor the one after it gives."""
+        detail = await self.request("GET", f"/api/sessions/{session_id}")
+        messages, cursor = detail["messages"], detail.get("messages_previous")
+        while cursor:
+            page = await self.request("GET", f"/api/sessions/{session_id}/messages?cursor={cursor}&limit=200")
+            messages, cursor = page["results"] + messages, page.get("previous")
+        return messages
+
     async def verify(self, neighbour: Client) -> Counter:
         """Reads back this user's sessions; counts, per kind of write, what was stored once, lost, doubled,
         altered or never sent. Keys are ``(kind, outcome)``."""
@@ -403,9 +413,8 @@ class Client:
                 found[kind, "unacknowledged, stored" if copies else "unacknowledged, not stored"] += 1
                 found[kind, "duplicated"] += copies > 1
 
-        notes = await self.request("GET", f"/api/sessions/{self.notes_id}")
         seen: Counter = Counter()
-        for message in notes["messages"]:
+        for message in await self.all_messages(self.notes_id):
             load = (message.get("metadata") or {}).get("load")
             if not (isinstance(load, list) and len(load) == 2 and load[0] == self.run and load[1] in self.appended):
                 found["appends", "never sent"] += 1
@@ -419,7 +428,7 @@ class Client:
         for number, (_, _, message_id) in self.appended.items():
             tally("appends", message_id is not None, seen[number])
 
-        messages = (await self.request("GET", f"/api/sessions/{self.chat_id}"))["messages"]
+        messages = await self.all_messages(self.chat_id)
         asked: Counter = Counter(m["content"] for m in messages if m["role"] == "user")
         found["chat turns", "never sent"] += sum(1 for question in asked if question not in self.turns)
         for question, answer in self.turns.items():
@@ -489,7 +498,8 @@ def create_users(run: str, count: int) -> tuple[list[User], dict[str, int]]:
 
     django.setup()
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from accounts_app.tokens import api_token_create
 
     model = get_user_model()
     rows = [model(username=f"load-{run}-{number:03d}") for number in range(count)]
@@ -497,8 +507,8 @@ def create_users(run: str, count: int) -> tuple[list[User], dict[str, int]]:
         row.set_unusable_password()
     model.objects.bulk_create(rows)
     created = list(model.objects.filter(username__startswith=f"load-{run}-").order_by("username"))
-    tokens = Token.objects.bulk_create([Token(user=user, key=Token.generate_key()) for user in created])
-    users = [User(number, u.id, u.username, t.key) for number, (u, t) in enumerate(zip(created, tokens, strict=True))]
+    keys = [api_token_create(user=user, name="load")[1] for user in created]
+    users = [User(number, u.id, u.username, key) for number, (u, key) in enumerate(zip(created, keys, strict=True))]
     return users, data_size()
 
 
