@@ -10,6 +10,10 @@ rows while the broker is down, so a task is never renamed, only added. Each task
 # older turns into the rolling summary.
 SESSION_AUTO_COMMIT = "sessions.auto_commit"
 SESSION_FOLD_HISTORY = "sessions.fold_history"
+# The same after a bulk write (an import, a long history posted at once), on the bulk workers: committing
+# and summarising thousands of imported turns would otherwise hold the workers people's new turns wait on.
+SESSION_AUTO_COMMIT_BULK = "sessions.auto_commit_bulk"
+SESSION_FOLD_HISTORY_BULK = "sessions.fold_history_bulk"
 
 # Documents (documents_app.tasks): index one; queue again those whose indexing run died; embed again the
 # nodes that carry a renamed document's title.
@@ -30,11 +34,22 @@ SEND_QUEUED_TASKS = "core.send_queued_tasks"
 IMPORT_RUN = "privacy.import_run"
 
 # Bulk work, on workers of its own so that it never delays what a person is waiting for.
-BULK_TASKS = frozenset({DOCUMENT_INDEX, BACKFILL_EMBEDDINGS, IMPORT_RUN, EMBED_ROWS_BULK})
+BULK_TASKS = frozenset(
+    {
+        DOCUMENT_INDEX,
+        BACKFILL_EMBEDDINGS,
+        IMPORT_RUN,
+        EMBED_ROWS_BULK,
+        SESSION_AUTO_COMMIT_BULK,
+        SESSION_FOLD_HISTORY_BULK,
+    }
+)
 
 # The jobs that name one session, or one document, by its id as their first argument: a delete drops
 # those still kept in the database for it (``foundation.queues.queued_tasks_forget``).
-SESSION_JOBS = frozenset({SESSION_AUTO_COMMIT, SESSION_FOLD_HISTORY})
+SESSION_JOBS = frozenset(
+    {SESSION_AUTO_COMMIT, SESSION_FOLD_HISTORY, SESSION_AUTO_COMMIT_BULK, SESSION_FOLD_HISTORY_BULK}
+)
 DOCUMENT_JOBS = frozenset({DOCUMENT_INDEX, DOCUMENT_EMBED_TITLE})
 # The jobs that embed rows of a kind: (kind, ids).
 EMBED_JOBS = frozenset({EMBED_ROWS, EMBED_ROWS_BULK})
@@ -43,6 +58,8 @@ ALL_TASKS = frozenset(
     {
         SESSION_AUTO_COMMIT,
         SESSION_FOLD_HISTORY,
+        SESSION_AUTO_COMMIT_BULK,
+        SESSION_FOLD_HISTORY_BULK,
         DOCUMENT_INDEX,
         DOCUMENTS_RESCUE_STALLED,
         DOCUMENT_EMBED_TITLE,

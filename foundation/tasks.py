@@ -52,6 +52,12 @@ LIVE_EMBED_MAX_ROWS = 16
 EMBED_JOB_MAX_ROWS = 32
 
 
+def is_bulk_write(rows: int) -> bool:
+    """Whether a write of ``rows`` rows is bulk work: it, and what it sets off (embedding, and for a
+    conversation its commit and its summary), goes to the bulk workers."""
+    return rows > LIVE_EMBED_MAX_ROWS
+
+
 def embed_later(*, kind: str, ids: list) -> None:
     """Embeds the rows in a worker once the current transaction commits; a broker outage loses
     nothing (the job waits in the database, see ``queues``). A few rows (what a turn or a commit writes)
@@ -59,7 +65,7 @@ def embed_later(*, kind: str, ids: list) -> None:
     ids = list(ids)
     if not ids:
         return
-    task = task_names.EMBED_ROWS if len(ids) <= LIVE_EMBED_MAX_ROWS else task_names.EMBED_ROWS_BULK
+    task = task_names.EMBED_ROWS_BULK if is_bulk_write(len(ids)) else task_names.EMBED_ROWS
     for start in range(0, len(ids), EMBED_JOB_MAX_ROWS):
         enqueue_on_commit(task, kind, ids[start : start + EMBED_JOB_MAX_ROWS])
 

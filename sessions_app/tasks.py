@@ -31,3 +31,15 @@ def session_fold_history(session_id: str) -> int:
     the window has room, or once another fold got there first). Returns the turns folded."""
     session = ChatSession.objects.filter(id=session_id).first()
     return services.session_history_context(session=session).folded if session else 0
+
+
+@shared_task(name=task_names.SESSION_AUTO_COMMIT_BULK)
+def session_auto_commit_bulk(session_id: str) -> bool:
+    """``session_auto_commit`` after a bulk write, on the bulk workers."""
+    return session_auto_commit(session_id)
+
+
+@shared_task(name=task_names.SESSION_FOLD_HISTORY_BULK)
+def session_fold_history_bulk(session_id: str) -> int:
+    """``session_fold_history`` after a bulk write, on the bulk workers."""
+    return session_fold_history(session_id)

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from foundation import ai, task_names
 from foundation.queues import enqueue_on_commit
-from foundation.tasks import embed_later
+from foundation.tasks import embed_later, is_bulk_write
 from sessions_app.exceptions import ExchangeAlreadyCommitted, SessionNotFound
 from sessions_app.models import ChatSession, Message
 from sessions_app.selectors import session_last_exchange
@@ -69,12 +69,15 @@ def message_bulk_create(
         ]
         Message.objects.bulk_create(rows)
         embed_later(kind="messages", ids=[row.id for row in rows])
+        bulk = is_bulk_write(len(rows))
         if settings.AUTO_COMMIT_TURNS and live + len(rows) >= settings.AUTO_COMMIT_TURNS:
-            enqueue_on_commit(task_names.SESSION_AUTO_COMMIT, str(session.pk))
+            commit = task_names.SESSION_AUTO_COMMIT_BULK if bulk else task_names.SESSION_AUTO_COMMIT
+            enqueue_on_commit(commit, str(session.pk))
         unsummarized = rows[-1].seq - session.summary_through_seq
         fold_at = settings.HISTORY_MAX_TURNS + 1 if keep_folded else 2 * settings.HISTORY_MAX_TURNS
         if settings.ENABLE_HISTORY_SUMMARIZATION and unsummarized >= fold_at:
-            enqueue_on_commit(task_names.SESSION_FOLD_HISTORY, str(session.pk))
+            fold = task_names.SESSION_FOLD_HISTORY_BULK if bulk else task_names.SESSION_FOLD_HISTORY
+            enqueue_on_commit(fold, str(session.pk))
     if session.last_message_at is None or newest > session.last_message_at:
         session.last_message_at = newest
     return rows

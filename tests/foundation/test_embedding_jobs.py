@@ -1,11 +1,12 @@
 """Who embeds what: the few rows a turn or a commit writes go to the interactive workers, a bulk write's
-rows to the bulk workers in jobs small enough that several people's imports take turns there, so that
-one person's import never delays another person's new turn."""
+rows (and its session's commit and summary) to the bulk workers, in jobs small enough that several
+people's imports take turns there, so that one person's import never delays another person's new turn."""
 
 import pytest
 
 from foundation import task_names, tasks
 from foundation.celery import BULK_QUEUE, INTERACTIVE_QUEUE, app
+from sessions_app.services import messages
 from tests.factories import ChatSessionFactory
 
 pytestmark = pytest.mark.django_db
@@ -44,3 +45,29 @@ def test_the_two_kinds_of_job_go_to_their_own_queues():
     routes = app.conf.task_routes
     assert routes[task_names.EMBED_ROWS_BULK]["queue"] == BULK_QUEUE
     assert task_names.EMBED_ROWS not in routes and app.conf.task_default_queue == INTERACTIVE_QUEUE
+
+
+@pytest.fixture
+def session_jobs(monkeypatch):
+    """The jobs a write of messages sets off for its session (commit, summary), instead of sending them."""
+    jobs: list[str] = []
+    monkeypatch.setattr(messages, "enqueue_on_commit", lambda name, *args: jobs.append(name))
+    return jobs
+
+
+@pytest.mark.parametrize(
+    ("count", "commit", "fold"),
+    [
+        (4, task_names.SESSION_AUTO_COMMIT, task_names.SESSION_FOLD_HISTORY),
+        (500, task_names.SESSION_AUTO_COMMIT_BULK, task_names.SESSION_FOLD_HISTORY_BULK),
+    ],
+)
+def test_an_imported_historys_commit_and_summary_are_bulk_work_and_a_turns_are_not(
+    auth_client, user, queued, session_jobs, settings, count, commit, fold
+):
+    settings.AUTO_COMMIT_TURNS, settings.HISTORY_MAX_TURNS = 4, 1
+    _post(auth_client, ChatSessionFactory(owner=user), count)
+    assert session_jobs == [commit, fold]
+    routes = app.conf.task_routes
+    bulk = count > tasks.LIVE_EMBED_MAX_ROWS
+    assert all((routes.get(name, {}).get("queue") == BULK_QUEUE) is bulk for name in session_jobs)
