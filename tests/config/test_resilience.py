@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.helpers import ROOT, clean_env, free_port, manage, wait_until
+from tests.helpers import ROOT, clean_env, free_port, manage, upload_markdown, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -56,22 +56,7 @@ class Stack:
                 return error.code, {}
 
     def upload(self, name: str, text: str) -> str:
-        boundary = "recollect-test-boundary"
-        body = (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-            f"Content-Type: text/markdown\r\n\r\n{text}\r\n--{boundary}--\r\n"
-        ).encode()
-        request = urllib.request.Request(
-            f"{self.base}/api/documents/upload",
-            data=body,
-            headers={
-                "Authorization": f"Token {self.token}",
-                "Content-Type": f"multipart/form-data; boundary={boundary}",
-            },
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            assert response.status == 202
-            return json.loads(response.read())["doc_id"]
+        return upload_markdown(self.base, self.token, name, text, timeout=10)
 
     def children(self) -> dict[str, psutil.Process]:
         """The supervisor's direct children by role: "interactive", "bulk", "daphne-1" and "daphne-2"."""
