@@ -4,6 +4,7 @@ thread of its own, since the ORM and litellm are synchronous, and its events are
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import threading
@@ -30,25 +31,20 @@ async def chat_events(*, owner, request: ChatRequest, target: ChatTarget, cancel
     slots = turn_slots()
     if not slots.acquire(blocking=False):
         raise ServerBusy(details={"max_turns": settings.CHAT_MAX_CONCURRENT_TURNS})
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue = asyncio.Queue()
-
-    def put(item: Any) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is listening any more
-            loop.call_soon_threadsafe(queue.put_nowait, item)
+    relay = _Relay(asyncio.get_running_loop())
 
     def run() -> None:
         try:
             for event in chat_turn(owner=owner, request=request, target=target, cancel=cancel):
-                put(event)
+                relay.put(event)
         except DomainError as exc:
-            put(exc)
+            relay.put(exc)
         except Exception as exc:  # a bug or an outage must still end the stream with a readable error
-            put(_failure_event(exc, session_id=request.session_id))
+            relay.put(_failure_event(exc, session_id=request.session_id))
         finally:
             connections.close_all()
             slots.release()
-            put(None)
+            relay.put(None)
 
     try:
         threading.Thread(target=run, name="chat-turn", daemon=True).start()
@@ -56,19 +52,47 @@ async def chat_events(*, owner, request: ChatRequest, target: ChatTarget, cancel
         slots.release()
         raise
     try:
-        pending: Any = None
         while True:
-            item = pending if pending is not None else await queue.get()
-            pending = None
-            if item is None:
-                return
-            if isinstance(item, DomainError):
-                raise item
-            if item.type == events.TOKEN:
-                item, pending = _merged_tokens(item, queue)
-            yield item
+            for item in _merged_tokens(await relay.take()):
+                if item is None:
+                    return
+                if isinstance(item, DomainError):
+                    raise item
+                yield item
     finally:
         cancel.cancel("disconnected")
+
+
+class _Relay:
+    """Events from a turn's thread to the event loop. The loop is woken only when it is not already due to
+    look: in a burst, a wake-up per streamed token (a write to the loop's pipe, a pass through the loop)
+    cost the web process as much as the tokens themselves."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.items: collections.deque = collections.deque()
+        self.lock = threading.Lock()
+        self.woken = False
+        self.ready = asyncio.Event()
+
+    def put(self, item: Any) -> None:
+        with self.lock:
+            self.items.append(item)
+            if self.woken:
+                return
+            self.woken = True
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is listening any more
+            self.loop.call_soon_threadsafe(self.ready.set)
+
+    async def take(self) -> list[Any]:
+        """Everything put since the last take, waiting for at least one item."""
+        await self.ready.wait()
+        with self.lock:
+            self.ready.clear()
+            self.woken = False
+            items = list(self.items)
+            self.items.clear()
+        return items
 
 
 def _failure_event(exc: Exception, *, session_id: str | None) -> Event:
@@ -80,17 +104,18 @@ def _failure_event(exc: Exception, *, session_id: str | None) -> Event:
     return Event(events.ERROR, {"error": f"The turn failed: {type(exc).__name__}.", "session_id": session_id})
 
 
-def _merged_tokens(first: Event, queue: asyncio.Queue) -> tuple[Event, Any]:
-    """``first`` with the tokens queued behind it, as one token; and the next item, if one was taken that is
-    not a token (None when there is none)."""
-    # Tokens that arrived while the last frame was being sent go out as one: under load the client gets
-    # fewer, larger frames instead of a growing backlog.
-    text = [first.data["token"]]
-    pending: Any = None
-    while not queue.empty():
-        pending = queue.get_nowait()
-        if not (isinstance(pending, Event) and pending.type == events.TOKEN):
-            break
-        text.append(pending.data["token"])
-        pending = None
-    return Event(events.TOKEN, {**first.data, "token": "".join(text)}), pending
+def _merged_tokens(items: list[Any]) -> list[Any]:
+    """``items`` with each run of tokens as one token: tokens that arrived while the last frame was being
+    sent go out together, so that under load the client gets fewer, larger frames instead of a backlog."""
+    merged: list[Any] = []
+    for item in items:
+        previous = merged[-1] if merged else None
+        if _is_token(item) and _is_token(previous):
+            merged[-1] = Event(events.TOKEN, {**previous.data, "token": previous.data["token"] + item.data["token"]})
+        else:
+            merged.append(item)
+    return merged
+
+
+def _is_token(item: Any) -> bool:
+    return isinstance(item, Event) and item.type == events.TOKEN

@@ -1,14 +1,17 @@
 """The Celery application; tasks live in each app's ``tasks`` module."""
 
+import logging
+import os
 import time
 
 import redis
 from celery import Celery
-from celery.signals import before_task_publish, worker_ready
+from celery.signals import before_task_publish, celeryd_init, task_postrun, worker_ready
 from django.conf import settings
 from kombu.transport import redis as kombu_redis
 
 from foundation import task_names
+from foundation.connections import release_database_connections
 
 # Two queues, each with workers of its own, so that a bulk ingest never delays what a person is
 # waiting for: interactive work (embedding messages and queries, auto-commit, folding summaries)
@@ -18,6 +21,8 @@ QUEUES = (INTERACTIVE_QUEUE, BULK_QUEUE)
 # A header every task message carries: when it was sent (epoch seconds), so that the health check can
 # tell how long the oldest task in a queue has been waiting.
 SENT_AT_HEADER = "recollect_sent_at"
+
+logger = logging.getLogger(__name__)
 
 
 class _RedisChannel(kombu_redis.Channel):
@@ -59,6 +64,23 @@ def _periodic_jobs(sender, **kwargs) -> None:
     )
 
 
+@celeryd_init.connect
+def _yield_to_people(sender=None, options=None, **kwargs) -> None:
+    """Lowers the worker's priority (its pool processes inherit it) to its queues' niceness, the least of
+    them when it serves several: background work takes the processor when people's requests leave it."""
+    niceness = worker_niceness((options or {}).get("queues"))
+    if niceness:
+        os.nice(niceness)
+        logger.info("worker niceness raised by %d", niceness)
+
+
+def worker_niceness(queues) -> int:
+    """How much a worker serving ``queues`` (a list, a comma-separated string, or none: every queue)
+    yields to the web processes."""
+    names = queues.split(",") if isinstance(queues, str) else list(queues or QUEUES)
+    return min((settings.WORKER_NICENESS.get(name.strip(), 0) for name in names), default=0)
+
+
 @worker_ready.connect
 def _rescue_documents_after_start(sender, **kwargs) -> None:
     """A worker starting may be the one restarted after being killed mid-task: once the claims of what it
@@ -66,6 +88,15 @@ def _rescue_documents_after_start(sender, **kwargs) -> None:
     worker's jobs for hours). Run as a job, so this process never opens a database connection that its
     forked pool processes would share."""
     sender.app.send_task(task_names.DOCUMENTS_RESCUE_STALLED, countdown=settings.DOCUMENT_INDEX_STALE_S + 5)
+
+
+@task_postrun.connect
+def _hand_back_connections(sender=None, **kwargs) -> None:
+    """A job's connections go back to the worker's pool as it ends, for the next job to reuse (see
+    CELERY_DB_REUSE_MAX); a connection left unusable is discarded by the pool's check on handing it out.
+    A job run inline belongs to its caller's connection and transaction, which are left alone."""
+    if not getattr(getattr(sender, "request", None), "is_eager", False):
+        release_database_connections()
 
 
 @before_task_publish.connect

@@ -1,5 +1,6 @@
 """Warming a process up as it starts, so that the first person after a start does not pay for it: the
-embedding model loaded and run once (its first run costs about a second), a database connection opened,
+embedding model loaded and run once (its first run costs about a second), the text engine's client loaded
+(litellm's first streamed answer costs about three seconds of CPU), a database connection opened,
 each vector index walked once (its entry points read into memory), and, where the database's files are on
 this machine (the embedded PostgreSQL), the files of the vector and full-text indexes read ahead into the
 operating system's cache, from which PostgreSQL then reads them without touching the disk.
@@ -20,6 +21,7 @@ from django.db import connection
 from pgvector.django import CosineDistance
 
 from foundation.ai.embeddings import embedding_backend
+from foundation.ai.engines import text_engine
 from foundation.db import release_database_connections
 from foundation.embedding import embeddables
 
@@ -78,6 +80,8 @@ def warm_up() -> dict:
     try:
         vector = model_warm()
         done["model_ms"] = round((time.perf_counter() - started) * 1000)
+        text_engine().warm()
+        done["engine_ms"] = round((time.perf_counter() - started) * 1000) - done["model_ms"]
         done["index_files"] = indexes_warm(vector)
     except Exception:
         logger.warning("warming up failed; the first requests will be slower", exc_info=True)

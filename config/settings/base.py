@@ -207,6 +207,18 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "inte
 CELERY_BROKER_TRANSPORT = "foundation.celery:RedisTransport"
 CELERY_RESULT_EXPIRES = 3600
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 2, minimum=1)
+# Celery's Django support would otherwise close a worker's whole connection pool before and after every job,
+# so that each job connected to PostgreSQL afresh (a new server process each time, and most of a short
+# job's cost). A job hands its connections back to the pool instead (foundation.celery); the pool is
+# closed once in this many jobs.
+CELERY_DB_REUSE_MAX = env_int("CELERY_DB_REUSE_MAX", 10_000, minimum=1)
+# Workers yield the processor to the web processes when both want it (Unix niceness, 0 to 19), and bulk
+# work yields to interactive work: in a burst of chats, embedding the new messages waits a moment rather
+# than holding back people's first words; an import never holds back anyone's new turn.
+WORKER_NICENESS = {
+    "interactive": env_int("WORKER_NICENESS_INTERACTIVE", 5, minimum=0),
+    "bulk": env_int("WORKER_NICENESS_BULK", 10, minimum=0),
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

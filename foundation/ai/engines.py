@@ -7,6 +7,7 @@ unusable, so summaries, overviews and memories are always produced; the failure 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import re
 import time
@@ -106,6 +107,9 @@ class TextEngine(Protocol):
 
     def describe(self, texts: Sequence[str], *, max_words: int, owner_id: int | None = None) -> str: ...
 
+    def warm(self) -> None:
+        """Loads what the engine's first call would load, without calling any model."""
+
 
 DESCRIBE_INPUT_CHARS = 24_000
 
@@ -154,6 +158,9 @@ class ExtractiveEngine:
     name = "extractive"
     backend = "extractive"
     generates = False
+
+    def warm(self) -> None:
+        """Nothing to load: the engine is plain Python, imported with the rest."""
 
     def _record(self, purpose: str, started: float, owner_id: int | None, text_in: str, text_out: str) -> None:
         _record_generation(
@@ -364,6 +371,19 @@ class LiteLLMEngine:
         self.timeout = timeout
         self.retries = retries
         self.fallback = ExtractiveEngine()
+
+    def warm(self) -> None:
+        """Runs litellm's streaming path once on a mocked answer and loads the provider's client: in a new
+        process the first streamed answer otherwise spends about three seconds of CPU importing them, while
+        every turn that arrives meanwhile waits behind it."""
+        litellm = litellm_module()
+        for _ in litellm.completion(
+            messages=[{"role": "user", "content": "warming up"}], stream=True, mock_response="warm", **self._endpoint()
+        ):
+            pass
+        litellm.get_llm_provider(self.name, api_base=self.api_base)
+        # litellm reaches most providers through the openai client, whose resources load on first use.
+        importlib.import_module("openai.resources.chat.completions")
 
     def _endpoint(self) -> dict:
         """Which model litellm calls, where, and how patiently."""

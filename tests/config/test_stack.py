@@ -83,6 +83,7 @@ def test_run_starts_everything_serves_http_and_stops_cleanly_then_reuses_its_dat
     try:
         health = _wait_for_workers(base, first)
         assert health["workers"]["ok"] and health["database"]["ok"] and health["redis"]["ok"]
+        _workers_yield_to_the_web_processes(first)
         with urllib.request.urlopen(f"{base}/admin/login/", timeout=5) as page:
             assert page.status == 200 and b"Recollect" in page.read()
     finally:
@@ -106,6 +107,18 @@ def test_run_starts_everything_serves_http_and_stops_cleanly_then_reuses_its_dat
     assert code == 0, output
     assert "created the user 'admin'" not in output
     assert not _servers_running(var)
+
+
+def _workers_yield_to_the_web_processes(proc: subprocess.Popen) -> None:
+    """In a burst the processor goes first to the web processes, then to interactive work, then to bulk."""
+    niceness: dict[str, set[int]] = {}
+    for child in psutil.Process(proc.pid).children(recursive=True):
+        command = " ".join(child.cmdline())
+        role = "bulk" if "--queues bulk" in command else "interactive" if "--queues interactive" in command else ""
+        role = role or ("web" if "daphne" in command else "")
+        if role:
+            niceness.setdefault(role, set()).add(child.nice())
+    assert niceness == {"web": {0}, "interactive": {5}, "bulk": {10}}, niceness
 
 
 def _the_worker_embeds_recorded_messages(base: str, token: str) -> None:

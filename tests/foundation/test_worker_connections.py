@@ -1,0 +1,68 @@
+"""A worker keeps its database connections from one job to the next: a burst of short jobs (embedding each
+new turn) must not open a PostgreSQL connection each, which cost more than the job itself."""
+
+import subprocess
+import sys
+
+import pytest
+from django.db import connection
+
+from foundation import task_names
+from foundation.celery import INTERACTIVE_QUEUE, app
+from sessions_app.models import Message
+from tests.factories import ChatSessionFactory, MessageFactory
+from tests.helpers import ROOT, free_port, server_env, wait_until
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    # The jobs must go through the broker to the worker, whatever the test settings say of inline tasks.
+    pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored"),
+]
+
+JOBS = 12
+
+
+@pytest.fixture
+def worker(tmp_path):
+    """One interactive worker on the test database and the test Redis."""
+    log_path = tmp_path / "worker.log"
+    argv = [sys.executable, "-m", "celery", "-A", "config", "worker", "--queues", INTERACTIVE_QUEUE]
+    argv += ["--concurrency", "1", "--loglevel", "INFO", "--hostname", f"connections-{free_port()}@%h"]
+    with log_path.open("w") as log:
+        process = subprocess.Popen(argv, cwd=ROOT, env=server_env(), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: " ready." in log_path.read_text() or process.poll() is not None, timeout=90, what="start")
+        assert process.poll() is None, log_path.read_text()[-3000:]
+        yield log_path
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _sessions_opened() -> int:
+    """Connections ever opened to the test database (PostgreSQL counts them as they end or report)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+def test_a_burst_of_jobs_reuses_the_workers_connections(user, worker):
+    session = ChatSessionFactory(owner=user)
+    ids = [MessageFactory(session=session, content=f"Turn {n}: the heating failed again.").id for n in range(JOBS)]
+    Message.objects.filter(id__in=ids).update(embedding=None, embedding_model="")
+    # The worker has connected for a first job before counting starts.
+    app.send_task(task_names.EMBED_ROWS, args=("messages", [str(ids[0])]), queue=INTERACTIVE_QUEUE)
+    wait_until(lambda: Message.objects.get(id=ids[0]).embedding is not None, timeout=60, what="the first job")
+    before = _sessions_opened()
+
+    for message_id in ids[1:]:
+        app.send_task(task_names.EMBED_ROWS, args=("messages", [str(message_id)]), queue=INTERACTIVE_QUEUE)
+    wait_until(
+        lambda: not Message.objects.filter(id__in=ids, embedding__isnull=True).exists(),
+        timeout=60,
+        what="every turn embedded",
+    )
+
+    opened = _sessions_opened() - before
+    assert opened <= 2, f"{opened} connections opened for {JOBS - 1} jobs"
