@@ -20,6 +20,8 @@ def django_for_bench(database: str = "recollect_bench", *, fresh: bool = True) -
     """Points Django at ``database`` (created empty when ``fresh``) on the configured or embedded server."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # Measured as production runs: without the development settings' record of every query.
+    os.environ.setdefault("DEBUG", "false")
     import psycopg
 
     if os.environ.get("DATABASE_URL"):
@@ -73,6 +75,7 @@ def stack_env(**extra: str) -> dict[str, str]:
         "DATABASE_URL": f"postgresql://{params['USER']}@{quote(params['HOST'], safe='')}/{params['NAME']}",
         "REDIS_URL": settings.REDIS_URL,
         "LOG_LEVEL": "WARNING",
+        "DEBUG": os.environ.get("DEBUG", "false"),
         **extra,
     }
 
