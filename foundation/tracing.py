@@ -32,7 +32,9 @@ TIMED_STAGES: tuple[tuple[str, str], ...] = (
 )
 STAGE_LABELS: dict[str, str] = dict(TIMED_STAGES)
 # A stage's name in ``stages`` where it differs from its name in ``timings``.
-_TIMED_AS = {"query": "embedding", "prompt_budget": "prompt"}
+# Describing the candidates (reading their rows, words and neighbours) counts with the keyword retriever,
+# whether it is timed with it or after the dense one.
+_TIMED_AS = {"query": "embedding", "prompt_budget": "prompt", "describe": "keyword"}
 # Stages that cut or adjust rather than take time, as an operator reads them.
 _UNTIMED_LABELS = {
     "document_bias": "boost of documents in use",

@@ -15,6 +15,7 @@ can be asked for. Messages written a moment ago that no worker has embedded yet 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import time
@@ -301,22 +302,27 @@ def recall_candidates(
     timed: _Stopwatch | None = None,
     with_neighbours: bool = False,
     statistics_scope: QuerySet[Message] | None = None,
+    vector_later: ai.QueryEmbedding | None = None,
 ) -> Candidates:
     """Candidates from the retrievers ``strategy`` uses, each described by every signal. The words'
     statistics (how many messages, how many hold each word) are counted over ``statistics_scope`` when
     given: the person's messages without the session left out, the same for every session and so
-    remembered, where counting again for each new session would read every message each time."""
+    remembered, where counting again for each new session would read every message each time. With
+    ``vector_later`` (the question's embedding still being computed, see ``ai.embed_query_later``), the
+    keyword retriever runs first, while the model works, and the vector is waited for only then."""
     timed = timed or _Stopwatch(None)
-    dense = _dense(scope, query, pool=pool, sized_by=statistics_scope) if strategy not in ("bm25", "keyword") else []
-    timed.lap("dense", candidates=len(dense))
-    counted = statistics_scope if statistics_scope is not None else scope
-    statistics = term_statistics(counted, query.lexemes) if query.lexemes else TermStatistics(0, 1.0, {})
-    if strategy == "keyword":
-        keyword = _ts_ranked(scope, query, limit=pool)
-    elif strategy == "dense":
-        keyword = []
-    else:
-        keyword = bm25_rank(scope, query.lexemes, limit=pool, term_counts=False, statistics=statistics)
+    uses_dense = strategy not in ("bm25", "keyword")
+    dense: list[tuple[int, float]] = []
+    if uses_dense and vector_later is None:
+        dense = _dense(scope, query, pool=pool, sized_by=statistics_scope)
+        timed.lap("dense", candidates=len(dense))
+    keyword, statistics = _keyword(scope, query, pool=pool, strategy=strategy, statistics_scope=statistics_scope)
+    if vector_later is not None:
+        timed.lap("keyword", candidates=len(keyword))
+        vector, model, _ms = vector_later.result()
+        query = dataclasses.replace(query, vector=vector, model=model or query.model)
+        dense = _dense(scope, query, pool=pool, sized_by=statistics_scope) if uses_dense else []
+        timed.lap("dense", candidates=len(dense))
     pks = list(dict.fromkeys([pk for pk, _ in dense] + [pk for pk, _ in keyword]))
     described = _described(scope, query, pks) if pks else {}
     by_pk = {pk: described[pk] for pk in pks if pk in described}
@@ -324,8 +330,26 @@ def recall_candidates(
     _describe_signals(by_pk, described, dense, keyword, query, statistics)
     if with_neighbours:
         by_pk |= neighbours
-    timed.lap("keyword", candidates=len(keyword), described=len(described))
+    timed.lap("describe" if vector_later is not None else "keyword", candidates=len(keyword), described=len(described))
     return Candidates(by_pk=by_pk, dense=dense, keyword=keyword, neighbours=neighbours)
+
+
+def _keyword(
+    scope: QuerySet[Message],
+    query: RecallQuery,
+    *,
+    pool: int,
+    strategy: str,
+    statistics_scope: QuerySet[Message] | None,
+) -> tuple[list[tuple[int, float]], TermStatistics]:
+    """The keyword retriever's ranking for ``strategy``, and the words' statistics it used."""
+    counted = statistics_scope if statistics_scope is not None else scope
+    statistics = term_statistics(counted, query.lexemes) if query.lexemes else TermStatistics(0, 1.0, {})
+    if strategy == "keyword":
+        return _ts_ranked(scope, query, limit=pool), statistics
+    if strategy == "dense":
+        return [], statistics
+    return bm25_rank(scope, query.lexemes, limit=pool, term_counts=False, statistics=statistics), statistics
 
 
 def _named_speakers(query: RecallQuery, speakers: set[str]) -> set[str]:
@@ -511,6 +535,7 @@ def recall_messages(
     strategy: str = "",
     stages: list[dict[str, Any]] | None = None,
     embed_pending: bool = True,
+    query_embedding: ai.QueryEmbedding | None = None,
 ) -> dict[str, Any]:
     """Messages from the owner's earlier sessions relevant to ``query``, best first.
 
@@ -529,7 +554,8 @@ def recall_messages(
     scope = recall_scope(owner=owner, agent_id=agent_id, exclude_session_id=exclude_session_id)
     threshold = recall_threshold() if threshold is None else threshold
     timed = _Stopwatch(stages)
-    stems, pending = _stems_and_pending(scope, query, query_stems, pending=embed_pending and query_vector is not None)
+    will_have_vector = query_vector is not None or query_embedding is not None
+    stems, pending = _stems_and_pending(scope, query, query_stems, pending=embed_pending and will_have_vector)
     embedded = recall_pending_embed(pending=pending)
     vector = list(query_vector) if query_vector is not None else None
     asked = recall_query(text=query, vector=vector, model=query_model, scope=scope, lexemes=stems)
@@ -543,6 +569,7 @@ def recall_messages(
         timed=timed,
         with_neighbours=strategy == "learned",
         statistics_scope=recall_scope(owner=owner, agent_id=agent_id),
+        vector_later=query_embedding if query_vector is None else None,
     )
     recall_fuse(candidates, strategy=strategy)
     chosen, source = _chosen(candidates, threshold=threshold, max_results=max_results)
@@ -586,11 +613,14 @@ def memory_recall(*, owner, query: str, **filters: Any) -> dict[str, Any]:
     those of ``recall_messages`` (agent, excluded session, result and token limits, threshold,
     strategy). Each recall leaves a trace (kind ``recall``) with its timings, for operators."""
     started = time.perf_counter()
-    vector, model = ai.embed_query_or_none(query, purpose="recall", owner_id=owner.id)
-    stages: list[dict[str, Any]] = [
-        {"stage": "query", "ms": ms_since(started), "embedded": vector is not None, "model": model}
-    ]
-    found = recall_messages(owner=owner, query=query, query_vector=vector, query_model=model, stages=stages, **filters)
+    # The question is embedded while the keyword retriever reads the database.
+    embedding = ai.embed_query_later(query, purpose="recall", owner_id=owner.id)
+    stages: list[dict[str, Any]] = []
+    found = recall_messages(owner=owner, query=query, query_embedding=embedding, stages=stages, **filters)
+    vector, model, embedding_ms = embedding.result()
+    stages.insert(
+        0, {"stage": "query", "ms": embedding_ms, "embedded": vector is not None, "model": model, "beside": "keyword"}
+    )
     total_ms = ms_since(started)
     SearchTrace.objects.create(
         owner=owner,

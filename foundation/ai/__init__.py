@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 
@@ -26,10 +27,12 @@ __all__ = [
     "EmbeddingError",
     "MemoryCandidate",
     "Overview",
+    "QueryEmbedding",
     "TextEngine",
     "Turn",
     "active_embedding_model",
     "embed_query",
+    "embed_query_later",
     "embed_query_or_none",
     "embed_texts",
     "estimate_tokens",
@@ -57,24 +60,18 @@ def _record_embedding(
 def embed_texts(texts: Sequence[str], *, purpose: str, owner_id: int | None = None) -> tuple[list[list[float]], str]:
     """Vectors for ``texts`` and the name of the model that made them. Raises EmbeddingError."""
     backend = embedding_backend()
-    backend_kind = "litellm" if settings.EMBEDDING_MODEL else "local"
     started = time.perf_counter()
     try:
-        batch = backend.embed(list(texts))
-        if batch.vectors and len(batch.vectors[0]) != settings.EMBEDDING_DIMENSIONS:
-            raise EmbeddingError(
-                f"{batch.model} makes {len(batch.vectors[0])}-dimensional vectors but EMBEDDING_DIMENSIONS is "
-                f"{settings.EMBEDDING_DIMENSIONS}."
-            )
+        batch = _checked(backend.embed(list(texts)))
     except Exception as exc:  # a provider error or a broken model file: no vectors, never a crash upstream
-        error = exc if isinstance(exc, EmbeddingError) else EmbeddingError(repr(exc))
-        _record_embedding(purpose, backend_kind, backend.name, started, owner_id, len(texts), error=str(error))
+        error = _embedding_error(exc)
+        _record_embedding(purpose, _backend_kind(), backend.name, started, owner_id, len(texts), error=str(error))
         if error is exc:
             raise
         raise error from exc
     _record_embedding(
         purpose,
-        backend_kind,
+        _backend_kind(),
         batch.model,
         started,
         owner_id,
@@ -83,6 +80,23 @@ def embed_texts(texts: Sequence[str], *, purpose: str, owner_id: int | None = No
         cost_usd=batch.cost_usd,
     )
     return batch.vectors, batch.model
+
+
+def _backend_kind() -> str:
+    return "litellm" if settings.EMBEDDING_MODEL else "local"
+
+
+def _checked(batch):
+    if batch.vectors and len(batch.vectors[0]) != settings.EMBEDDING_DIMENSIONS:
+        raise EmbeddingError(
+            f"{batch.model} makes {len(batch.vectors[0])}-dimensional vectors but EMBEDDING_DIMENSIONS is "
+            f"{settings.EMBEDDING_DIMENSIONS}."
+        )
+    return batch
+
+
+def _embedding_error(exc: Exception) -> EmbeddingError:
+    return exc if isinstance(exc, EmbeddingError) else EmbeddingError(repr(exc))
 
 
 def embed_query(text: str, *, purpose: str = "query", owner_id: int | None = None) -> tuple[list[float], str]:
@@ -100,3 +114,62 @@ def embed_query_or_none(text: str, *, purpose: str, owner_id: int | None) -> tup
     except EmbeddingError:
         logger.warning("%s: embedding the query failed; ranking by keywords", purpose)
         return None, active_embedding_model()
+
+
+# Query embeddings computed beside the request's own database work (the model releases the interpreter
+# while it runs, so the two overlap on two cores); a few at once per process.
+QUERY_EMBEDDING_THREADS = 4
+_query_embeddings = ThreadPoolExecutor(max_workers=QUERY_EMBEDDING_THREADS, thread_name_prefix="query-embedding")
+
+
+class QueryEmbedding:
+    """A question's vector being computed in a thread of its own while the caller does database work
+    that does not need it yet (a keyword search). ``result()`` waits for it; the model call is recorded
+    then, by the caller's thread, in the caller's transaction and conversation."""
+
+    def __init__(self, text: str, *, purpose: str, owner_id: int | None) -> None:
+        self.purpose, self.owner_id, self.empty = purpose, owner_id, not text.strip()
+        self._outcome: tuple[list[float] | None, str, float] | None = None
+        self._future: Future | None = None if self.empty else _query_embeddings.submit(self._compute, text)
+
+    @staticmethod
+    def _compute(text: str) -> tuple[object, Exception | None, float]:
+        started = time.perf_counter()
+        try:
+            return _checked(embedding_backend().embed([text])), None, time.perf_counter() - started
+        except Exception as exc:  # reported, and recorded, by result()
+            return None, _embedding_error(exc), time.perf_counter() - started
+
+    def result(self) -> tuple[list[float] | None, str, float]:
+        """(the vector, or None when there was nothing to embed or the model failed; the model; ms)."""
+        if self._outcome is None:
+            self._outcome = self._recorded()
+        return self._outcome
+
+    def _recorded(self) -> tuple[list[float] | None, str, float]:
+        if self._future is None:
+            return None, active_embedding_model(), 0.0
+        batch, error, elapsed = self._future.result()
+        started = time.perf_counter() - elapsed  # the call is recorded with its own duration
+        if error is not None:
+            logger.warning("%s: embedding the query failed; ranking by keywords", self.purpose)
+            _record_embedding(
+                self.purpose, _backend_kind(), embedding_backend().name, started, self.owner_id, 1, error=str(error)
+            )
+            return None, active_embedding_model(), round(elapsed * 1000, 2)
+        _record_embedding(
+            self.purpose,
+            _backend_kind(),
+            batch.model,
+            started,
+            self.owner_id,
+            1,
+            input_tokens=batch.input_tokens,
+            cost_usd=batch.cost_usd,
+        )
+        return batch.vectors[0], batch.model, round(elapsed * 1000, 2)
+
+
+def embed_query_later(text: str, *, purpose: str, owner_id: int | None) -> QueryEmbedding:
+    """``embed_query_or_none`` started in a thread of its own; see ``QueryEmbedding``."""
+    return QueryEmbedding(text, purpose=purpose, owner_id=owner_id)

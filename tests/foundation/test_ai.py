@@ -77,6 +77,26 @@ def test_a_model_of_the_wrong_size_is_refused_with_a_clear_error(settings):
     assert not ModelCall.objects.get(purpose="test").ok
 
 
+@pytest.mark.django_db
+def test_a_question_embedded_beside_other_work_is_the_same_vector_and_accounted_once(user):
+    later = ai.embed_query_later("Which ticket tracks the timezone bug?", purpose="unit_test", owner_id=user.id)
+    now, model = ai.embed_query("Which ticket tracks the timezone bug?", purpose="compare")
+    vector, later_model, ms = later.result()
+    assert later.result()[0] is vector and later_model == model and ms > 0
+    assert _cosine(vector, now) > 0.9999
+    call = ModelCall.objects.get(purpose="unit_test")  # once, though the result was asked twice
+    assert call.ok and call.owner_id == user.id and call.latency_ms > 0
+
+
+@pytest.mark.django_db
+def test_a_question_embedded_beside_other_work_by_a_failing_model_leaves_the_words(settings):
+    settings.EMBEDDING_DIMENSIONS = 768
+    vector, _model, _ms = ai.embed_query_later("heating", purpose="unit_test", owner_id=None).result()
+    assert vector is None
+    assert not ModelCall.objects.get(purpose="unit_test").ok
+    assert ai.embed_query_later("   ", purpose="unit_test", owner_id=None).result()[0] is None
+
+
 def test_summaries_are_extractive_bounded_and_deterministic():
     turns = [(t.role, t.content) for t in CONVERSATION]
     summary = extractive.summarize(turns, max_words=60)
