@@ -129,6 +129,7 @@ class QueryEmbedding:
 
     def __init__(self, text: str, *, purpose: str, owner_id: int | None) -> None:
         self.purpose, self.owner_id, self.empty = purpose, owner_id, not text.strip()
+        self.error = ""  # why there is no vector, once result() says there is none because the model failed
         self._outcome: tuple[list[float] | None, str, float] | None = None
         self._future: Future | None = None if self.empty else _query_embeddings.submit(self._compute, text)
 
@@ -152,6 +153,7 @@ class QueryEmbedding:
         batch, error, elapsed = self._future.result()
         started = time.perf_counter() - elapsed  # the call is recorded with its own duration
         if error is not None:
+            self.error = str(error)
             logger.warning("%s: embedding the query failed; ranking by keywords", self.purpose)
             _record_embedding(
                 self.purpose, _backend_kind(), embedding_backend().name, started, self.owner_id, 1, error=str(error)
