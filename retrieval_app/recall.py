@@ -547,6 +547,7 @@ def recall_messages(
     ``embed_pending`` (and a query vector), the few short messages just written that no worker has
     embedded yet are embedded first, so that they are found by meaning too; a chat turn leaves them to
     the workers, which embed each within a second or two, rather than spend its own time on them.
+    ``query_embedding`` (instead of a vector): the vector still being computed, awaited after BM25.
     """
     strategy = strategy or settings.RECALL_STRATEGY
     if strategy not in RECALL_STRATEGIES:
@@ -560,11 +561,10 @@ def recall_messages(
     vector = list(query_vector) if query_vector is not None else None
     asked = recall_query(text=query, vector=vector, model=query_model, scope=scope, lexemes=stems)
     timed.lap("pending", embedded=embedded)
-    pool = max(MIN_POOL, 3 * max_results)
     candidates = recall_candidates(
         scope=scope,
         query=asked,
-        pool=pool,
+        pool=max(MIN_POOL, 3 * max_results),
         strategy=strategy,
         timed=timed,
         with_neighbours=strategy == "learned",
@@ -576,11 +576,16 @@ def recall_messages(
     found = [_recall_row(c) for c in chosen]
     trimmed = trim_to_token_budget(found, max_tokens)
     timed.lap("fusion", method=strategy, threshold=threshold, kept=len(trimmed))
+    return _recalled(trimmed, source=source)
+
+
+def _recalled(messages: list[dict[str, Any]], *, source: str) -> dict[str, Any]:
+    """A recall's answer: the messages, what answered, and what they cost in tokens."""
     return {
-        "messages": trimmed,
+        "messages": messages,
         "source": source,
-        "token_estimate": sum(estimate_tokens(m["content"]) for m in trimmed),
-        "count": len(trimmed),
+        "token_estimate": sum(estimate_tokens(m["content"]) for m in messages),
+        "count": len(messages),
     }
 
 
