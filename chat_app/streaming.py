@@ -108,13 +108,16 @@ def _merged_tokens(items: list[Any]) -> list[Any]:
     """``items`` with each run of tokens as one token: tokens that arrived while the last frame was being
     sent go out together, so that under load the client gets fewer, larger frames instead of a backlog."""
     merged: list[Any] = []
-    for item in items:
-        previous = merged[-1] if merged else None
-        if _is_token(item) and _is_token(previous):
-            merged[-1] = Event(events.TOKEN, {**previous.data, "token": previous.data["token"] + item.data["token"]})
-        else:
-            merged.append(item)
-    return merged
+    run: list[Event] = []
+    for item in [*items, None]:
+        if _is_token(item):
+            run.append(item)
+            continue
+        if run:
+            merged.append(Event(events.TOKEN, {**run[0].data, "token": "".join(t.data["token"] for t in run)}))
+            run = []
+        merged.append(item)
+    return merged[:-1]  # without the end marker added above
 
 
 def _is_token(item: Any) -> bool:

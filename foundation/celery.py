@@ -69,14 +69,15 @@ def _yield_to_people(sender=None, options=None, **kwargs) -> None:
     """Lowers the worker's priority (its pool processes inherit it) to its queues' niceness, the least of
     them when it serves several: background work takes the processor when people's requests leave it."""
     niceness = worker_niceness((options or {}).get("queues"))
-    if niceness:
-        os.nice(niceness)
-        logger.info("worker niceness raised by %d", niceness)
+    current = os.nice(0)
+    if niceness > current:  # never raised above what the worker was started with (systemd's Nice=, say)
+        os.nice(niceness - current)
+        logger.info("worker niceness %d", niceness)
 
 
 def worker_niceness(queues) -> int:
-    """How much a worker serving ``queues`` (a list, a comma-separated string, or none: every queue)
-    yields to the web processes."""
+    """The niceness (0 to 19) of a worker serving ``queues`` (a list, a comma-separated string, or none:
+    every queue): how much it yields to the web processes."""
     names = queues.split(",") if isinstance(queues, str) else list(queues or QUEUES)
     return min((settings.WORKER_NICENESS.get(name.strip(), 0) for name in names), default=0)
 

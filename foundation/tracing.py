@@ -20,6 +20,7 @@ TIMED_STAGES: tuple[tuple[str, str], ...] = (
     ("rewrite", "query rewrite"),
     ("dense", "dense retriever (pgvector)"),
     ("keyword", "keyword retriever (BM25)"),
+    ("describe", "describing the candidates"),
     ("fusion", "fusion"),
     ("directories", "directory seeds"),
     ("descent", "hierarchical descent"),
@@ -32,14 +33,14 @@ TIMED_STAGES: tuple[tuple[str, str], ...] = (
 )
 STAGE_LABELS: dict[str, str] = dict(TIMED_STAGES)
 # A stage's name in ``stages`` where it differs from its name in ``timings``.
-# Describing the candidates (reading their rows, words and neighbours) counts with the keyword retriever,
-# whether it is timed with it or after the dense one.
-_TIMED_AS = {"query": "embedding", "prompt_budget": "prompt", "describe": "keyword"}
+_TIMED_AS = {"query": "embedding", "prompt_budget": "prompt"}
 # Stages that cut or adjust rather than take time, as an operator reads them.
 _UNTIMED_LABELS = {
     "document_bias": "boost of documents in use",
     "score_threshold": "score threshold",
     "token_budget": "token budget",
+    # Computed beside the keyword retriever: what is left of the question's embedding once that is done.
+    "query_wait": "waiting for the question's vector",
 }
 
 

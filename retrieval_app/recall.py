@@ -317,10 +317,11 @@ def recall_candidates(
         dense = _dense(scope, query, pool=pool, sized_by=statistics_scope)
         timed.lap("dense", candidates=len(dense))
     keyword, statistics = _keyword(scope, query, pool=pool, strategy=strategy, statistics_scope=statistics_scope)
+    timed.lap("keyword", candidates=len(keyword))
     if vector_later is not None:
-        timed.lap("keyword", candidates=len(keyword))
         vector, model, _ms = vector_later.result()
         query = dataclasses.replace(query, vector=vector, model=model or query.model)
+        timed.lap("query_wait")
         dense = _dense(scope, query, pool=pool, sized_by=statistics_scope) if uses_dense else []
         timed.lap("dense", candidates=len(dense))
     pks = list(dict.fromkeys([pk for pk, _ in dense] + [pk for pk, _ in keyword]))
@@ -330,7 +331,7 @@ def recall_candidates(
     _describe_signals(by_pk, described, dense, keyword, query, statistics)
     if with_neighbours:
         by_pk |= neighbours
-    timed.lap("describe" if vector_later is not None else "keyword", candidates=len(keyword), described=len(described))
+    timed.lap("describe", described=len(described))
     return Candidates(by_pk=by_pk, dense=dense, keyword=keyword, neighbours=neighbours)
 
 
@@ -555,8 +556,10 @@ def recall_messages(
     scope = recall_scope(owner=owner, agent_id=agent_id, exclude_session_id=exclude_session_id)
     threshold = recall_threshold() if threshold is None else threshold
     timed = _Stopwatch(stages)
-    will_have_vector = query_vector is not None or query_embedding is not None
+    will_have_vector = query_vector is not None or (query_embedding is not None and not query_embedding.empty)
     stems, pending = _stems_and_pending(scope, query, query_stems, pending=embed_pending and will_have_vector)
+    if pending and query_vector is None and query_embedding.result()[0] is None:
+        pending = []  # the model is failing: the new messages are found by their words, as the question is
     embedded = recall_pending_embed(pending=pending)
     vector = list(query_vector) if query_vector is not None else None
     asked = recall_query(text=query, vector=vector, model=query_model, scope=scope, lexemes=stems)
@@ -621,8 +624,10 @@ def memory_recall(*, owner, query: str, **filters: Any) -> dict[str, Any]:
     # The question is embedded while the keyword retriever reads the database.
     embedding = ai.embed_query_later(query, purpose="recall", owner_id=owner.id)
     stages: list[dict[str, Any]] = []
-    found = recall_messages(owner=owner, query=query, query_embedding=embedding, stages=stages, **filters)
-    vector, model, embedding_ms = embedding.result()
+    try:
+        found = recall_messages(owner=owner, query=query, query_embedding=embedding, stages=stages, **filters)
+    finally:
+        vector, model, embedding_ms = embedding.result()  # the model call is accounted for, whatever happened
     stages.insert(
         0, {"stage": "query", "ms": embedding_ms, "embedded": vector is not None, "model": model, "beside": "keyword"}
     )

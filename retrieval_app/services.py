@@ -85,15 +85,15 @@ def _validated_query(query: str) -> str:
     return query.strip()
 
 
-def _embedded_query(
-    run: Run, text: str, *, with_terms: bool = True, embedding: ai.QueryEmbedding | None = None
-) -> retrievers.Query:
-    """The question with its vector and stems. The model works in a thread of its own meanwhile: beside
-    the database work the caller did since it started ``embedding``, else beside looking up the stems."""
+def _embedded_query(run: Run, text: str, *, with_terms: bool = True) -> retrievers.Query:
+    """The question with its vector and stems, the model working in a thread of its own while the stems
+    are looked up."""
     started = time.perf_counter()
-    embedding = embedding or ai.embed_query_later(text, purpose=f"{run.kind}_query", owner_id=run.owner.id)
-    lexemes = query_lexemes(text) if with_terms else ()
-    vector, model, _ms = embedding.result()
+    embedding = ai.embed_query_later(text, purpose=f"{run.kind}_query", owner_id=run.owner.id)
+    try:
+        lexemes = query_lexemes(text) if with_terms else ()
+    finally:
+        vector, model, _ms = embedding.result()  # the model call is accounted for, whatever happened
     if embedding.error:
         # Keyword search still answers; the trace says why the dense side is missing.
         run.plan["dense_unavailable"] = embedding.error[:300]
@@ -170,10 +170,8 @@ def retrieval_find(
     """Documents only, no session: the best nodes under ``target_uri`` (the user root when empty)."""
     options = options or SearchOptions()
     run = Run(owner=owner, kind=SearchTrace.Kind.FIND, query=_validated_query(query))
-    # The question is embedded while the scope is resolved and the question's stems are looked up.
-    embedding = ai.embed_query_later(run.query, purpose=f"{run.kind}_query", owner_id=owner.id)
     nodes = _scope(run, target_uri)
-    embedded = _embedded_query(run, run.query, embedding=embedding)
+    embedded = _embedded_query(run, run.query)
     candidates = _retrieve_documents(run, embedded, nodes, limit=limit, options=options)
     hits = _document_hits(candidates, embedded, limit)
     hits = _cut_by_threshold(run, hits, score_threshold)[:limit]

@@ -216,8 +216,8 @@ CELERY_DB_REUSE_MAX = env_int("CELERY_DB_REUSE_MAX", 10_000, minimum=1)
 # work yields to interactive work: in a burst of chats, embedding the new messages waits a moment rather
 # than holding back people's first words; an import never holds back anyone's new turn.
 WORKER_NICENESS = {
-    "interactive": env_int("WORKER_NICENESS_INTERACTIVE", 5, minimum=0),
-    "bulk": env_int("WORKER_NICENESS_BULK", 10, minimum=0),
+    "interactive": min(19, env_int("WORKER_NICENESS_INTERACTIVE", 5, minimum=0)),
+    "bulk": min(19, env_int("WORKER_NICENESS_BULK", 10, minimum=0)),
 }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -118,7 +118,7 @@ def embed_query_or_none(text: str, *, purpose: str, owner_id: int | None) -> tup
 
 # Query embeddings computed beside the request's own database work (the model releases the interpreter
 # while it runs, so the two overlap on two cores); a few at once per process.
-QUERY_EMBEDDING_THREADS = 4
+QUERY_EMBEDDING_THREADS = 8
 _query_embeddings = ThreadPoolExecutor(max_workers=QUERY_EMBEDDING_THREADS, thread_name_prefix="query-embedding")
 
 
@@ -131,11 +131,11 @@ class QueryEmbedding:
         self.purpose, self.owner_id, self.empty = purpose, owner_id, not text.strip()
         self.error = ""  # why there is no vector, once result() says there is none because the model failed
         self._outcome: tuple[list[float] | None, str, float] | None = None
-        self._future: Future | None = None if self.empty else _query_embeddings.submit(self._compute, text)
+        submitted = time.perf_counter()  # a wait for a free thread counts as the embedding's time
+        self._future: Future | None = None if self.empty else _query_embeddings.submit(self._compute, text, submitted)
 
     @staticmethod
-    def _compute(text: str) -> tuple[object, Exception | None, float]:
-        started = time.perf_counter()
+    def _compute(text: str, started: float) -> tuple[object, Exception | None, float]:
         try:
             return _checked(embedding_backend().embed([text])), None, time.perf_counter() - started
         except Exception as exc:  # reported, and recorded, by result()

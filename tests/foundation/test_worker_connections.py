@@ -1,5 +1,6 @@
 """A worker keeps its database connections from one job to the next: a burst of short jobs (embedding each
-new turn) must not open a PostgreSQL connection each, which cost more than the job itself."""
+new turn) must not open a PostgreSQL connection each, which cost more than the job itself; and a
+connection the database cut between two jobs is replaced, not handed to the next job."""
 
 import subprocess
 import sys
@@ -66,3 +67,21 @@ def test_a_burst_of_jobs_reuses_the_workers_connections(user, worker):
 
     opened = _sessions_opened() - before
     assert opened <= 2, f"{opened} connections opened for {JOBS - 1} jobs"
+
+
+def _embedded_by_the_worker(message_id) -> None:
+    app.send_task(task_names.EMBED_ROWS, args=("messages", [str(message_id)]), queue=INTERACTIVE_QUEUE)
+    wait_until(lambda: Message.objects.get(id=message_id).embedding is not None, timeout=60, what="the job")
+
+
+def test_a_connection_cut_between_two_jobs_is_replaced(user, worker):
+    session = ChatSessionFactory(owner=user)
+    first, second = (MessageFactory(session=session, content=f"Turn {n}: the boiler failed.").id for n in range(2))
+    Message.objects.filter(id__in=[first, second]).update(embedding=None, embedding_model="")
+    _embedded_by_the_worker(first)
+    with connection.cursor() as cursor:  # what a database restart or a failover does to every other session
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    _embedded_by_the_worker(second)
