@@ -21,6 +21,8 @@ pytestmark = [
 ]
 
 JOBS = 12
+# The worker's database sessions, told apart from the test's own.
+WORKER_APPLICATION = "recollect-test-worker"
 
 
 @pytest.fixture
@@ -30,7 +32,8 @@ def worker(tmp_path):
     argv = [sys.executable, "-m", "celery", "-A", "config", "worker", "--queues", INTERACTIVE_QUEUE]
     argv += ["--concurrency", "1", "--loglevel", "INFO", "--hostname", f"connections-{free_port()}@%h"]
     with log_path.open("w") as log:
-        process = subprocess.Popen(argv, cwd=ROOT, env=server_env(), stdout=log, stderr=subprocess.STDOUT)
+        env = server_env(DATABASE_APPLICATION_NAME=WORKER_APPLICATION)
+        process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_until(lambda: " ready." in log_path.read_text() or process.poll() is not None, timeout=90, what="start")
         assert process.poll() is None, log_path.read_text()[-3000:]
@@ -79,9 +82,11 @@ def test_a_connection_cut_between_two_jobs_is_replaced(user, worker):
     first, second = (MessageFactory(session=session, content=f"Turn {n}: the boiler failed.").id for n in range(2))
     Message.objects.filter(id__in=[first, second]).update(embedding=None, embedding_model="")
     _embedded_by_the_worker(first)
-    with connection.cursor() as cursor:  # what a database restart or a failover does to every other session
+    with connection.cursor() as cursor:  # what a database restart or a failover does to the worker's sessions
         cursor.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND application_name = %s",
+            [WORKER_APPLICATION],
         )
+        assert cursor.fetchone()[0] >= 1, "the worker kept a connection open between jobs"
     _embedded_by_the_worker(second)
