@@ -65,21 +65,31 @@ def embed_texts(texts: Sequence[str], *, purpose: str, owner_id: int | None = No
         batch = _checked(backend.embed(list(texts)))
     except Exception as exc:  # a provider error or a broken model file: no vectors, never a crash upstream
         error = _embedding_error(exc)
-        _record_embedding(purpose, _backend_kind(), backend.name, started, owner_id, len(texts), error=str(error))
+        _accounted(purpose, owner_id, started, len(texts), backend_name=backend.name, error=error)
         if error is exc:
             raise
         raise error from exc
+    _accounted(purpose, owner_id, started, len(texts), backend_name=backend.name, batch=batch)
+    return batch.vectors, batch.model
+
+
+def _accounted(
+    purpose: str, owner_id: int | None, started: float, count: int, *, backend_name: str, batch=None, error=None
+) -> None:
+    """Records one embedding call: its batch's tokens and cost, or why it failed."""
+    if error is not None:
+        _record_embedding(purpose, _backend_kind(), backend_name, started, owner_id, count, error=str(error))
+        return
     _record_embedding(
         purpose,
         _backend_kind(),
         batch.model,
         started,
         owner_id,
-        len(texts),
+        count,
         input_tokens=batch.input_tokens,
         cost_usd=batch.cost_usd,
     )
-    return batch.vectors, batch.model
 
 
 def _backend_kind() -> str:
@@ -152,23 +162,13 @@ class QueryEmbedding:
             return None, active_embedding_model(), 0.0
         batch, error, elapsed = self._future.result()
         started = time.perf_counter() - elapsed  # the call is recorded with its own duration
+        _accounted(
+            self.purpose, self.owner_id, started, 1, backend_name=embedding_backend().name, batch=batch, error=error
+        )
         if error is not None:
             self.error = str(error)
             logger.warning("%s: embedding the query failed; ranking by keywords", self.purpose)
-            _record_embedding(
-                self.purpose, _backend_kind(), embedding_backend().name, started, self.owner_id, 1, error=str(error)
-            )
             return None, active_embedding_model(), round(elapsed * 1000, 2)
-        _record_embedding(
-            self.purpose,
-            _backend_kind(),
-            batch.model,
-            started,
-            self.owner_id,
-            1,
-            input_tokens=batch.input_tokens,
-            cost_usd=batch.cost_usd,
-        )
         return batch.vectors[0], batch.model, round(elapsed * 1000, 2)
 
 
