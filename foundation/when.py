@@ -112,12 +112,20 @@ _ASKS_WHEN = re.compile(
 )
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _MONTH_NAMES = "january|february|march|april|may|june|july|august|september|october|november|december"
-# PostgreSQL's regular expressions (\m and \M bound a word), matched case-insensitively.
-TIME_WORDS_SQL = (
-    rf"\m(yesterday|today|tonight|tomorrow|ago|weekend|{_WEEKDAYS}|{_MONTH_NAMES}"
-    r"|(last|next|this|past|coming)\s+(week|month|year|night|morning|evening|summer|winter|spring|autumn|fall)"
-    r"|[0-9]{1,2}(st|nd|rd|th)|(19|20)[0-9]{2})\M"
+# Words that say when something happened, as whole words in any case. Recall tests every turn it
+# describes (a few hundred), on lower-cased text: a case-insensitive expression took three times as long,
+# and PostgreSQL's own more than half of describing them.
+_TIME_WORDS = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|ago|weekend|{_WEEKDAYS}|{_MONTH_NAMES}"
+    r"|(?:last|next|this|past|coming)\s+(?:week|month|year|night|morning|evening|summer|winter|spring|autumn|fall)"
+    r"|[0-9]{1,2}(?:st|nd|rd|th)|(?:19|20)[0-9]{2})\b"
 )
+
+
+def says_when(text: str) -> bool:
+    """Whether ``text`` holds a word that says when: a day or month name, "yesterday", "ago", "last
+    week", an ordinal ("3rd") or a year ("2023")."""
+    return bool(_TIME_WORDS.search(text.lower()))
 
 
 def asks_when(question: str) -> bool:

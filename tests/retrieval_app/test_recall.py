@@ -289,3 +289,19 @@ def test_who_did_something_finds_the_turn_that_says_so_first(user, django_captur
     )
     found = memory_recall(owner=user, query=question, threshold=0)
     assert found["messages"][0]["content"].startswith("The receptionist Marek spilled coffee")
+
+
+def test_a_recalled_message_comes_back_with_its_metadata_speaker_and_moment_as_written(
+    user, django_capture_on_commit_callbacks
+):
+    said_at = dt.datetime(2025, 6, 3, 9, 41, 7, 123457, tzinfo=dt.UTC)
+    metadata = {"speaker": "Caroline", "tags": ["family", "trip"], "nested": {"n": 3, "ok": True}}
+    session = ChatSessionFactory(owner=user)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.message_bulk_create(
+            session=session,
+            messages=[services.NewMessage("user", "We booked the ferry to Skye.", metadata=metadata, created_at=said_at)],
+        )
+    found = memory_recall(owner=user, query="When did Caroline book the ferry to Skye?")["messages"][0]
+    assert found["metadata"] == metadata
+    assert found["created_at"] == said_at.isoformat(), "to the microsecond, in UTC"
