@@ -1,4 +1,7 @@
+import sys
+
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class FoundationConfig(AppConfig):
@@ -8,3 +11,7 @@ class FoundationConfig(AppConfig):
     name = "foundation"
     verbose_name = "Model calls"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        if settings.THREAD_SWITCH_INTERVAL_MS > 0:
+            sys.setswitchinterval(settings.THREAD_SWITCH_INTERVAL_MS / 1000)
