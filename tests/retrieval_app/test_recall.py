@@ -300,7 +300,9 @@ def test_a_recalled_message_comes_back_with_its_metadata_speaker_and_moment_as_w
     with django_capture_on_commit_callbacks(execute=True):
         services.message_bulk_create(
             session=session,
-            messages=[services.NewMessage("user", "We booked the ferry to Skye.", metadata=metadata, created_at=said_at)],
+            messages=[
+                services.NewMessage("user", "We booked the ferry to Skye.", metadata=metadata, created_at=said_at)
+            ],
         )
     found = memory_recall(owner=user, query="When did Caroline book the ferry to Skye?")["messages"][0]
     assert found["metadata"] == metadata
