@@ -317,8 +317,8 @@ def document_index(
     ``ai.EmbeddingError`` for the task to retry, leaving the document as it was. A document another
     live run is indexing is returned as it is, still "indexing". With ``redo_finished=False`` (a queued
     job delivered again after its document was done) a ready or failed document is left as it is too.
-    With ``fair=True`` (the worker's job) a document whose owner already has DOCUMENT_INDEX_PER_USER
-    others being indexed is left "pending", for the job to come back to later. A document whose runs
+    With ``fair=True`` (the worker's job) a document whose owner already has as many others being indexed
+    as one person may (``_owner_busy``) is left "pending", for the job to come back to later. A document whose runs
     were cut short DOCUMENT_INDEX_MAX_ATTEMPTS times fails instead of being indexed again by a job (a run
     asked for with ``redo_finished`` counts afresh).
     """
@@ -355,14 +355,30 @@ def document_index(
 
 def _owner_busy(document: Document, *, now) -> bool:
     """Whether the document's owner already has as many documents being indexed (by live runs) as one
-    person may, under a lock that other runs claiming that person's documents wait for, until the
-    caller's transaction ends."""
+    person may (DOCUMENT_INDEX_PER_USER, or for a short document while nobody else's waits,
+    DOCUMENT_INDEX_PER_USER_WHEN_IDLE), under a lock that other runs claiming that person's documents
+    wait for, until the caller's transaction ends."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [OWNER_INDEX_LOCK, document.owner_id])
-    running = Document.objects.filter(
-        owner_id=document.owner_id, status=Document.Status.INDEXING, updated_at__gt=now - indexing_stale_after()
-    ).exclude(pk=document.pk)
-    return running.count() >= settings.DOCUMENT_INDEX_PER_USER
+    running = (
+        Document.objects.filter(
+            owner_id=document.owner_id, status=Document.Status.INDEXING, updated_at__gt=now - indexing_stale_after()
+        )
+        .exclude(pk=document.pk)
+        .count()
+    )
+    if running < settings.DOCUMENT_INDEX_PER_USER:
+        return False
+    # A short text may go ahead beyond the person's share while nobody else's document waits: the other
+    # bulk processes would idle meanwhile, and should someone upload now, they wait for a short text at
+    # most (seconds), never for a manual. Only text: a PDF or DOCX of a few kilobytes may unpack to
+    # megabytes and take its whole reading budget.
+    return (
+        running >= settings.DOCUMENT_INDEX_PER_USER_WHEN_IDLE
+        or not document.media_type.startswith("text/")
+        or document.size_bytes > settings.DOCUMENT_INDEX_SHORT_BYTES
+        or Document.objects.filter(status=Document.Status.PENDING).exclude(owner_id=document.owner_id).exists()
+    )
 
 
 def _turn_passed(*, owner_id: int, after) -> None:

@@ -408,6 +408,11 @@ DOCUMENT_INDEX_MAX_ATTEMPTS = env_int("DOCUMENT_INDEX_MAX_ATTEMPTS", 2, minimum=
 # (looked at again after DOCUMENT_INDEX_DEFER_S seconds times their place in that line, at most a
 # minute), so the other bulk worker processes stay free for everyone else's.
 DOCUMENT_INDEX_PER_USER = env_int("DOCUMENT_INDEX_PER_USER", 1, minimum=1)
+# While nobody else's document waits, up to DOCUMENT_INDEX_PER_USER_WHEN_IDLE of one person's texts of at
+# most DOCUMENT_INDEX_SHORT_BYTES (plain text, Markdown, HTML) are indexed at once, so that one person's
+# many short documents use every bulk process; anyone who uploads meanwhile waits for one short text at most.
+DOCUMENT_INDEX_PER_USER_WHEN_IDLE = env_int("DOCUMENT_INDEX_PER_USER_WHEN_IDLE", 2, minimum=1)
+DOCUMENT_INDEX_SHORT_BYTES = env_int("DOCUMENT_INDEX_SHORT_BYTES", 64 * 1024, minimum=0)
 DOCUMENT_INDEX_DEFER_S = env_float("DOCUMENT_INDEX_DEFER_S", 2.0)
 if not 0 < DOCUMENT_PARSE_WALL_S < DOCUMENT_INDEX_TIME_LIMIT_S:
     raise ImproperlyConfigured(

@@ -122,12 +122,38 @@ def test_a_persons_second_document_waits_for_their_first_while_anothers_goes_ahe
     busy, other = UserFactory(), UserFactory()
     first, second = _upload(busy, "first.md"), _upload(busy, "second.md")
     _claimed(first, seconds_ago=1)  # being indexed by a live run
+    theirs = _upload(other, "theirs.md")  # waiting for a worker
     waiting = services.document_index(document_id=second.pk, redo_finished=False, fair=True)
     assert waiting.status == "pending" and waiting.index_attempts == 0
-    theirs = _upload(other, "theirs.md")
     assert services.document_index(document_id=theirs.pk, redo_finished=False, fair=True).status == "ready"
     Document.objects.filter(pk=first.pk).update(status="ready")
     assert services.document_index(document_id=second.pk, redo_finished=False, fair=True).status == "ready"
+
+
+def test_while_nobody_else_waits_a_persons_short_documents_use_every_bulk_process(queued, settings):
+    """One person's many short texts are indexed two at a time while nobody else's document waits; a long
+    one still waits its turn, so does a PDF however small (it may unpack to megabytes), and a third text."""
+    settings.DOCUMENT_INDEX_PER_USER, settings.DOCUMENT_INDEX_PER_USER_WHEN_IDLE = 1, 2
+    settings.DOCUMENT_INDEX_SHORT_BYTES = 64 * 1024
+    owner = UserFactory()
+    first, second, third = (_upload(owner, f"{name}.md") for name in ("first", "second", "third"))
+    manual = _upload(owner, "manual.md", b"# Manual\n\n" + b"The pump is primed before it starts. " * 3000)
+    scan = _upload(owner, "scan.pdf", files.pdf_bomb(pages=2, stream_bytes=1024))  # a few KB, yet no text
+    _claimed(first, seconds_ago=1)
+    assert services.document_index(document_id=manual.pk, redo_finished=False, fair=True).status == "pending"
+    assert services.document_index(document_id=scan.pk, redo_finished=False, fair=True).status == "pending"
+    assert services.document_index(document_id=second.pk, redo_finished=False, fair=True).status == "ready"
+    _claimed(second, seconds_ago=1)  # as if still being indexed beside the first
+    assert services.document_index(document_id=third.pk, redo_finished=False, fair=True).status == "pending"
+
+
+def test_once_someone_else_uploads_a_persons_extra_share_ends(queued, settings):
+    settings.DOCUMENT_INDEX_PER_USER, settings.DOCUMENT_INDEX_PER_USER_WHEN_IDLE = 1, 2
+    busy, other = UserFactory(), UserFactory()
+    first, second = _upload(busy, "first.md"), _upload(busy, "second.md")
+    _claimed(first, seconds_ago=1)
+    _upload(other, "theirs.md")
+    assert services.document_index(document_id=second.pk, redo_finished=False, fair=True).status == "pending"
 
 
 def test_a_dead_runs_claim_does_not_hold_up_its_owners_other_documents(settings):
@@ -140,6 +166,7 @@ def test_a_dead_runs_claim_does_not_hold_up_its_owners_other_documents(settings)
 
 def test_the_job_of_a_waiting_document_comes_back_later_the_later_the_further_back_in_line(queued, settings):
     settings.DOCUMENT_INDEX_DEFER_S = 2.0
+    settings.DOCUMENT_INDEX_PER_USER = settings.DOCUMENT_INDEX_PER_USER_WHEN_IDLE = 1
     owner = UserFactory()
     running = _upload(owner, "running.md")
     line = [_upload(owner, f"waiting-{n}.md") for n in range(3)]
