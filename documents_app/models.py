@@ -52,7 +52,12 @@ class Document(models.Model):
             # A second upload of the same bytes by the same user returns the existing document.
             models.UniqueConstraint(fields=["owner", "content_hash"], name="document_owner_hash_uniq")
         ]
-        indexes = [models.Index(fields=["owner", "status", "-created_at"], name="document_owner_status_idx")]
+        indexes = [
+            models.Index(fields=["owner", "status", "-created_at"], name="document_owner_status_idx"),
+            # Whether anyone else's document waits is asked before each of one person's short texts is
+            # indexed beside another (services._owner_busy): read from the few waiting, not every document.
+            models.Index(fields=["owner"], condition=models.Q(status="pending"), name="document_waiting_idx"),
+        ]
 
     def __str__(self) -> str:
         return self.title or self.filename or str(self.id)

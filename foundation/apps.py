@@ -13,5 +13,4 @@ class FoundationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        if settings.THREAD_SWITCH_INTERVAL_MS > 0:
-            sys.setswitchinterval(settings.THREAD_SWITCH_INTERVAL_MS / 1000)
+        sys.setswitchinterval(settings.THREAD_SWITCH_INTERVAL_MS / 1000)

@@ -16,7 +16,6 @@ can be asked for. Messages written a moment ago that no worker has embedded yet 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import re
 import time
@@ -40,6 +39,7 @@ from foundation.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 from foundation.bm25 import TermStatistics, bm25_rank, quoted, term_statistics
 from foundation.embedding import embed_ids, embedding_claims
 from foundation.exceptions import InvalidInputError
+from foundation.parsers import json_loads_within_depth
 from foundation.text import LEXEMES_SQL, TEXT_SEARCH_CONFIG, lexemes_params, query_lexemes
 from foundation.tracing import RESULT_TEXT_CHARS, ms_since, timings_of
 from foundation.vectors import cosine_distance, nearest_neighbours
@@ -488,7 +488,8 @@ def _recall_row(candidate: Candidate) -> dict[str, Any]:
         "similarity": None if similarity is None else round(similarity, 3),
         "score": round(candidate.score, 4),
         "created_at": candidate.created_at.isoformat(),
-        "metadata": None if row["metadata_text"] is None else json.loads(row["metadata_text"]),
+        # Metadata kept before its depth was limited would break a plain parse: deeper parts are cut.
+        "metadata": None if row["metadata_text"] is None else json_loads_within_depth(row["metadata_text"])[0],
     }
 
 

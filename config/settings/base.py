@@ -108,6 +108,10 @@ APPLICATION_CLOSE_TIMEOUT_S = env_float("APPLICATION_CLOSE_TIMEOUT_S", 10.0)
 # embedding side by side; at 1 ms a thread whose database answer or vector has arrived carries on sooner
 # (recall at a million messages: p95 37 -> 34 ms).
 THREAD_SWITCH_INTERVAL_MS = env_float("THREAD_SWITCH_INTERVAL_MS", 1.0)
+if not 0 < THREAD_SWITCH_INTERVAL_MS <= 100:
+    raise ImproperlyConfigured(
+        f"THREAD_SWITCH_INTERVAL_MS={THREAD_SWITCH_INTERVAL_MS:g} must be above 0 and at most 100."
+    )
 # Anyone but staff gets the deep health check's workers and queues as checked at most this long ago.
 HEALTH_DEEP_CACHE_S = env_float("HEALTH_DEEP_CACHE_S", 10.0)
 
@@ -413,6 +417,7 @@ DOCUMENT_INDEX_PER_USER = env_int("DOCUMENT_INDEX_PER_USER", 1, minimum=1)
 # many short documents use every bulk process; anyone who uploads meanwhile waits for one short text at most.
 DOCUMENT_INDEX_PER_USER_WHEN_IDLE = env_int("DOCUMENT_INDEX_PER_USER_WHEN_IDLE", 2, minimum=1)
 DOCUMENT_INDEX_SHORT_BYTES = env_int("DOCUMENT_INDEX_SHORT_BYTES", 64 * 1024, minimum=0)
+# (The larger of the two limits holds: at or below DOCUMENT_INDEX_PER_USER, the second one changes nothing.)
 DOCUMENT_INDEX_DEFER_S = env_float("DOCUMENT_INDEX_DEFER_S", 2.0)
 if not 0 < DOCUMENT_PARSE_WALL_S < DOCUMENT_INDEX_TIME_LIMIT_S:
     raise ImproperlyConfigured(

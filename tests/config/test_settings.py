@@ -1,5 +1,7 @@
 """Configuration: production refuses to run without its secrets, the deploy check is clean, flags keep defaults."""
 
+import sys
+
 import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -79,3 +81,14 @@ def test_an_unknown_sign_up_mode_is_refused_at_start():
     result = manage("check", env=clean_env(**PRODUCTION, SIGN_UP_MODE="open"))
     assert result.returncode != 0
     assert "SIGN_UP_MODE='open': choose closed or approval." in result.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "inf", "500"])
+def test_a_thread_switch_interval_out_of_range_is_refused_at_start(value):
+    result = manage("check", env=clean_env(THREAD_SWITCH_INTERVAL_MS=value))
+    assert result.returncode != 0
+    assert "THREAD_SWITCH_INTERVAL_MS" in result.stderr and "must be above 0 and at most 100" in result.stderr
+
+
+def test_the_thread_switch_interval_is_set_as_the_app_starts():
+    assert sys.getswitchinterval() == pytest.approx(settings.THREAD_SWITCH_INTERVAL_MS / 1000)
