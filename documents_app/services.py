@@ -318,9 +318,9 @@ def document_index(
     live run is indexing is returned as it is, still "indexing". With ``redo_finished=False`` (a queued
     job delivered again after its document was done) a ready or failed document is left as it is too.
     With ``fair=True`` (the worker's job) a document whose owner already has as many others being indexed
-    as one person may (``_owner_busy``) is left "pending", for the job to come back to later. A document whose runs
-    were cut short DOCUMENT_INDEX_MAX_ATTEMPTS times fails instead of being indexed again by a job (a run
-    asked for with ``redo_finished`` counts afresh).
+    as one person may (``_owner_busy``) is left "pending", for the job to come back to later. A document
+    whose runs were cut short DOCUMENT_INDEX_MAX_ATTEMPTS times fails instead of being indexed again by a
+    job (a run asked for with ``redo_finished`` counts afresh).
     """
     document = Document.objects.filter(pk=document_id).first()
     if document is None:

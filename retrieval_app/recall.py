@@ -242,12 +242,15 @@ def _ts_ranked(messages: QuerySet[Message], query: RecallQuery, *, limit: int) -
     return [(pk, float(rank)) for pk, rank in matches.values_list("pk", "rank")[:limit]]
 
 
+# The messages' table, as the statements written by hand name it.
+_MESSAGES = connection.ops.quote_name(Message._meta.db_table)
+
+
 def _matched_sql(lexemes: Sequence[str]) -> RawSQL:
     """The query stems a message holds, one probe of its tsvector per stem."""
-    table = connection.ops.quote_name(Message._meta.db_table)
     if not lexemes:
         return RawSQL("ARRAY[]::text[]", [])
-    tests = ", ".join(f"CASE WHEN {table}.search_vector @@ %s::tsquery THEN %s END" for _ in lexemes)
+    tests = ", ".join(f"CASE WHEN {_MESSAGES}.search_vector @@ %s::tsquery THEN %s END" for _ in lexemes)
     params = [value for lexeme in lexemes for value in (quoted(lexeme), lexeme)]
     return RawSQL(f"array_remove(ARRAY[{tests}]::text[], NULL)", params)  # noqa: S611 (values are bound)
 
@@ -255,17 +258,15 @@ def _matched_sql(lexemes: Sequence[str]) -> RawSQL:
 def _with_neighbours_sql(pks: Sequence[int]) -> RawSQL:
     """``pks`` and the turns just before and after each of them in their sessions, as one list of ids
     (one subquery, so PostgreSQL looks each up by its key rather than scanning the scope)."""
-    table = connection.ops.quote_name(Message._meta.db_table)
     sql = (
         "SELECT unnest(%s::bigint[]) UNION"  # noqa: S608 (the table name comes from the model)
-        f" SELECT n.id FROM {table} c JOIN {table} n ON n.session_id = c.session_id"
+        f" SELECT n.id FROM {_MESSAGES} c JOIN {_MESSAGES} n ON n.session_id = c.session_id"
         " AND n.seq IN (c.seq - 1, c.seq + 1) WHERE c.id = ANY(%s)"
     )
     return RawSQL(sql, [list(pks), list(pks)])  # noqa: S611 (values are bound)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MESSAGES = connection.ops.quote_name(Message._meta.db_table)
 
 
 def _described(scope: QuerySet[Message], query: RecallQuery, pks: Sequence[int]) -> dict[int, Candidate]:
