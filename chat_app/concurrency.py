@@ -1,5 +1,6 @@
 """How chat turns share a process: cancellation of an answer in flight, a bound on turns streaming
-at once, and a gate that keeps turns using the database below the connection pool's size."""
+at once, a gate that keeps turns using the database below the connection pool's size, and answers
+streaming that give way to turns being prepared."""
 
 from __future__ import annotations
 
@@ -55,3 +56,46 @@ def turn_slots() -> threading.BoundedSemaphore:
     sockets gets a clear "busy" instead of exhausting threads and database connections."""
     size = settings.CHAT_MAX_CONCURRENT_TURNS
     return _SLOTS.setdefault(size, threading.BoundedSemaphore(size))
+
+
+class Preparations:
+    """Turns of this process being prepared (recorded, searched, assembled), to which the model's answers
+    already streaming give way between two pieces. In a burst of turns, fifty answers streaming at once
+    take most of a process (the model client builds objects for every piece) and the last turns to
+    arrive waited for their first token behind everyone's answers; now each new turn is prepared first
+    and the answers catch up after, their pieces waiting in the connection, none lost. An answer pauses
+    for ``pause_s`` at most each time, so that it moves on however many turns keep arriving."""
+
+    def __init__(self) -> None:
+        self._preparing = 0
+        self._changed = threading.Condition()
+
+    @property
+    def count(self) -> int:
+        return self._preparing
+
+    @contextlib.contextmanager
+    def preparing(self) -> Iterator[None]:
+        with self._changed:
+            self._preparing += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._preparing -= 1
+                if not self._preparing:
+                    self._changed.notify_all()
+
+    def give_way(self, *, pause_s: float) -> None:
+        """Returns once no turn is being prepared, or after ``pause_s``."""
+        if self._preparing and pause_s > 0:
+            with self._changed:
+                self._changed.wait_for(lambda: not self._preparing, timeout=pause_s)
+
+
+_PREPARATIONS = Preparations()
+
+
+def preparations() -> Preparations:
+    """This process's turns in preparation, whatever their transport."""
+    return _PREPARATIONS

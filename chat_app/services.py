@@ -28,7 +28,7 @@ from django.conf import settings
 
 from chat_app import events, speech
 from chat_app.answer import answered_passages, pieces, retrieved_answer
-from chat_app.concurrency import Cancellation, database_turn
+from chat_app.concurrency import Cancellation, database_turn, preparations
 from chat_app.events import Event
 from chat_app.exceptions import ChatMessageTooLong
 from chat_app.mood import Mood, mood_of
@@ -378,7 +378,8 @@ def chat_turn(
     cancel = cancel or Cancellation()
     started = time.perf_counter()
     engine = ai.text_engine()
-    turn, failure = _prepare(owner, request, target, generates=engine.generates, started=started)
+    with preparations().preparing():
+        turn, failure = _prepare(owner, request, target, generates=engine.generates, started=started)
     session_id = str(turn.session.id)
     if failure:
         yield from _ending(

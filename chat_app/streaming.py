@@ -15,28 +15,37 @@ from django.conf import settings
 from django.db import connections
 
 from chat_app import events
-from chat_app.concurrency import Cancellation, turn_slots
+from chat_app.concurrency import Cancellation, preparations, turn_slots
 from chat_app.events import Event
 from chat_app.exceptions import ServerBusy
 from chat_app.services import ChatRequest, ChatTarget, chat_turn
+from foundation import ai
 from foundation.exceptions import DATABASE_DOWN_MESSAGE, DomainError, is_database_down
 
 logger = logging.getLogger(__name__)
 
 
-async def chat_events(*, owner, request: ChatRequest, target: ChatTarget, cancel: Cancellation) -> AsyncIterator[Event]:
+async def chat_events(
+    *, owner, request: ChatRequest, target: ChatTarget, cancel: Cancellation, streamed: bool = True
+) -> AsyncIterator[Event]:
     """``chat_turn`` for async transports: the turn runs in a thread of its own (the ORM and litellm are
     synchronous) and its events are relayed as they come. Leaving the loop early (a closed connection)
-    cancels the answer, which is then recorded as partial."""
+    cancels the answer, which is then recorded as partial. A model's answer ``streamed`` to its client
+    gives way, between two pieces, to the turns this process is preparing (see ``Preparations``);
+    one the client reads whole (``streamed=False``) does not, since nobody sees its first piece."""
     slots = turn_slots()
     if not slots.acquire(blocking=False):
         raise ServerBusy(details={"max_turns": settings.CHAT_MAX_CONCURRENT_TURNS})
     relay = _Relay(asyncio.get_running_loop())
+    gives_way = streamed and ai.text_engine().generates
+    pause_s = settings.CHAT_STREAM_GIVE_WAY_MS / 1000
 
     def run() -> None:
         try:
             for event in chat_turn(owner=owner, request=request, target=target, cancel=cancel):
                 relay.put(event)
+                if gives_way and event.type == events.TOKEN:
+                    preparations().give_way(pause_s=pause_s)
         except DomainError as exc:
             relay.put(exc)
         except Exception as exc:  # a bug or an outage must still end the stream with a readable error

@@ -203,7 +203,7 @@ class ChatCompletionsView(OpenAIView):
             return _client_task_response(completion, text)
         chat_request, target, placement = await sync_to_async(_prepare)(owner, completion)
         cancel = Cancellation()
-        turn = chat_events(owner=owner, request=chat_request, target=target, cancel=cancel)
+        turn = chat_events(owner=owner, request=chat_request, target=target, cancel=cancel, streamed=completion.stream)
         first = await anext(turn)  # "busy" is a 503 here, before anything is sent
         session_id = first.data.get("session_id") or ""
         await sync_to_async(_mark)(session_id, placement)
