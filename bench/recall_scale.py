@@ -4,6 +4,8 @@ embedding included.
     .venv/bin/python bench/recall_scale.py [--messages 1000000] [--others 20] [--each 10000] [--queries 100]
     .venv/bin/python bench/recall_scale.py --reuse      # time against the rows a previous run loaded,
                                                         # loading the rest first if it was cut short
+    .venv/bin/python bench/recall_scale.py --reuse --seed 18   # other questions, e.g. to measure a
+                                                               # database server already warm
 
 Rows are loaded as in ``bench/retrieval_latency.py`` (real embeddings of distinct sentences reused with a
 little noise) into a database of its own (``recollect_bench_recall_scale``): ``--messages`` for the person
@@ -37,6 +39,7 @@ def main() -> None:
     parser.add_argument("--each", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--seed", type=int, default=17, help="which questions are asked")
     args = parser.parse_args()
 
     django_for_bench(DATABASE, fresh=not args.reuse)
@@ -78,9 +81,12 @@ def main() -> None:
     for warm in range(10):
         memory_recall(owner=owner, query=sentence(random.Random(900 + warm)))
     timings = []
+    # Questions of their own generator: with --reuse (nothing left to load) the default seed asks what
+    # earlier runs asked, and another seed asks questions the server has not seen.
+    asking = random.Random(args.seed)
     began = time.perf_counter()
     for _ in range(args.queries):
-        question = sentence(rng)
+        question = sentence(asking)
         started = time.perf_counter()
         found = memory_recall(owner=owner, query=question)
         timings.append((time.perf_counter() - started) * 1000)
