@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator
 
 from django.conf import settings
@@ -23,6 +24,7 @@ class Cancellation(threading.Event):
         if not self.is_set():
             self.reason = reason
         self.set()
+        _PREPARATIONS.wake()  # an answer pausing for others' turns learns of it at once
 
 
 _SLOTS: dict[int, threading.BoundedSemaphore] = {}
@@ -62,9 +64,9 @@ class Preparations:
     """Turns of this process being prepared (recorded, searched, assembled), to which the model's answers
     already streaming give way between two pieces. In a burst of turns, fifty answers streaming at once
     take most of a process (the model client builds objects for every piece) and the last turns to
-    arrive waited for their first token behind everyone's answers; now each new turn is prepared first
-    and the answers catch up after, their pieces waiting in the connection, none lost. An answer pauses
-    for ``pause_s`` at most each time, so that it moves on however many turns keep arriving."""
+    arrive waited for their first token behind everyone's answers; now each new turn is prepared first,
+    its pieces waiting in the connection meanwhile, none lost. Each pause is short and an answer's
+    pauses have a total (``chat_app.streaming``), so that it moves on however many turns keep arriving."""
 
     def __init__(self) -> None:
         self._preparing = 0
@@ -86,11 +88,20 @@ class Preparations:
                 if not self._preparing:
                     self._changed.notify_all()
 
-    def give_way(self, *, pause_s: float) -> None:
-        """Returns once no turn is being prepared, or after ``pause_s``."""
-        if self._preparing and pause_s > 0:
-            with self._changed:
-                self._changed.wait_for(lambda: not self._preparing, timeout=pause_s)
+    def give_way(self, *, pause_s: float, cancel: threading.Event) -> float:
+        """Waits until no turn is being prepared, ``cancel`` is set, or ``pause_s`` has passed; the seconds
+        waited."""
+        if not self._preparing or pause_s <= 0 or cancel.is_set():
+            return 0.0
+        started = time.monotonic()
+        with self._changed:
+            self._changed.wait_for(lambda: not self._preparing or cancel.is_set(), timeout=pause_s)
+        return time.monotonic() - started
+
+    def wake(self) -> None:
+        """Wakes the answers pausing, to look again at why they wait (one was cancelled)."""
+        with self._changed:
+            self._changed.notify_all()
 
 
 _PREPARATIONS = Preparations()

@@ -31,21 +31,26 @@ async def chat_events(
     """``chat_turn`` for async transports: the turn runs in a thread of its own (the ORM and litellm are
     synchronous) and its events are relayed as they come. Leaving the loop early (a closed connection)
     cancels the answer, which is then recorded as partial. A model's answer ``streamed`` to its client
-    gives way, between two pieces, to the turns this process is preparing (see ``Preparations``);
-    one the client reads whole (``streamed=False``) does not, since nobody sees its first piece."""
+    gives way, between two pieces, to the turns this process is preparing (see ``Preparations``), for
+    CHAT_STREAM_GIVE_WAY_MS at a time and CHAT_STREAM_GIVE_WAY_TOTAL_MS in all, after which its pieces
+    go out as they come; one the client reads whole (``streamed=False``) never waits, since nobody sees
+    its first piece."""
     slots = turn_slots()
     if not slots.acquire(blocking=False):
         raise ServerBusy(details={"max_turns": settings.CHAT_MAX_CONCURRENT_TURNS})
     relay = _Relay(asyncio.get_running_loop())
-    gives_way = streamed and ai.text_engine().generates
     pause_s = settings.CHAT_STREAM_GIVE_WAY_MS / 1000
+    # Under steady load some turn is nearly always being prepared: the total keeps an answer from
+    # crawling at a piece a pause for its whole length.
+    left_s = settings.CHAT_STREAM_GIVE_WAY_TOTAL_MS / 1000 if streamed and ai.text_engine().generates else 0.0
 
     def run() -> None:
+        nonlocal left_s
         try:
             for event in chat_turn(owner=owner, request=request, target=target, cancel=cancel):
                 relay.put(event)
-                if gives_way and event.type == events.TOKEN:
-                    preparations().give_way(pause_s=pause_s)
+                if left_s > 0 and event.type == events.TOKEN:
+                    left_s -= preparations().give_way(pause_s=min(pause_s, left_s), cancel=cancel)
         except DomainError as exc:
             relay.put(exc)
         except Exception as exc:  # a bug or an outage must still end the stream with a readable error

@@ -156,7 +156,9 @@ def bm25_rank(
         return []
     scope = _scope_sql(queryset)
     statistics = statistics or term_statistics(queryset, lexemes, scope)
-    weights = [(lexeme, statistics.weights[lexeme]) for lexeme in lexemes if lexeme in statistics.weights]
+    # Each stem once: a text is scored once per stem it holds, however the query repeats it.
+    asked = dict.fromkeys(lexemes)
+    weights = [(lexeme, statistics.weights[lexeme]) for lexeme in asked if lexeme in statistics.weights]
     if not weights:
         return []
     average = statistics.average_length

@@ -459,8 +459,10 @@ CHAT_CONTEXT_TOKENS = env_int("CHAT_CONTEXT_TOKENS", 1500, minimum=50)
 # Answers streaming at once per server process; more get a "busy" error.
 CHAT_MAX_CONCURRENT_TURNS = env_int("CHAT_MAX_CONCURRENT_TURNS", 200, minimum=1)
 # How long, at most, a model's answer streaming pauses between two pieces while new turns are prepared
-# (chat_app.concurrency.Preparations); 0 never pauses.
+# (chat_app.concurrency.Preparations)...
 CHAT_STREAM_GIVE_WAY_MS = env_int("CHAT_STREAM_GIVE_WAY_MS", 250, minimum=0)
+# ...and how long in all, over the whole answer; 0 never pauses.
+CHAT_STREAM_GIVE_WAY_TOTAL_MS = env_int("CHAT_STREAM_GIVE_WAY_TOTAL_MS", 10000, minimum=0)
 # Each retrieved passage's relevance is judged (0 to 1, see chat_app.relevance; calibrated by
 # bench/mood_calibration.py): an answer resting on a passage judged at least CHAT_MOOD_CONFIDENT_SCORE is
 # "confident"; passages from CHAT_RELEVANCE_FLOOR up are quoted as weakly relevant ("uncertain"); below

@@ -1,6 +1,7 @@
 """Turns sharing a process: a model's answer streaming gives way to the turns being prepared, so that in
-a burst every new turn gets its first token before the answers already under way go on; the pause has
-a bound, an answer read whole never pauses, and a preparation that fails is not counted for ever."""
+a burst every new turn gets its first token before the answers already under way go on. Each pause and
+their total have a bound, a cancelled answer stops pausing at once, an answer read whole or quoted by
+the built-in engine never pauses, and a preparation that fails is not counted for ever."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def held_preparation(monkeypatch):
 
     monkeypatch.setattr(services, "_assemble", slow_assemble)
     threads: list[threading.Thread] = []
+    assert preparations().count == 0, "a turn of an earlier test is still counted"
 
     def begin(owner) -> threading.Thread:
         def run():
@@ -54,12 +56,12 @@ def held_preparation(monkeypatch):
         thread.join(timeout=30)
 
 
-def _chat(owner, *, streamed: bool):
+def _chat(owner, *, streamed: bool, cancel: Cancellation | None = None):
     return chat_events(
         owner=owner,
         request=ChatRequest(message="Count to eight."),
         target=None,
-        cancel=Cancellation(),
+        cancel=cancel or Cancellation(),
         streamed=streamed,
     )
 
@@ -74,10 +76,20 @@ def _tokens(events) -> list[str]:
     return [event.data["token"] for event in events if event.type == "token"]
 
 
+@pytest.fixture
+def pauses(settings):
+    """Sets how long an answer pauses at a time and in all (milliseconds)."""
+
+    def set_to(each_ms: int, total_ms: int = 60_000) -> None:
+        settings.CHAT_STREAM_GIVE_WAY_MS, settings.CHAT_STREAM_GIVE_WAY_TOTAL_MS = each_ms, total_ms
+
+    return set_to
+
+
 def test_an_answer_streaming_waits_while_another_turn_is_prepared_then_catches_up(
-    user, hosted_llm, settings, held_preparation
+    user, hosted_llm, pauses, held_preparation
 ):
-    settings.CHAT_STREAM_GIVE_WAY_MS = 30_000
+    pauses(30_000)
     hosted_llm.reply = lambda messages: ANSWER
     begin, release = held_preparation
     begin(user)
@@ -99,10 +111,8 @@ def test_an_answer_streaming_waits_while_another_turn_is_prepared_then_catches_u
     assert done["message"].split() == ANSWER.split() and "".join(_tokens(events)) == done["message"], "nothing lost"
 
 
-def test_an_answer_gives_way_for_a_bounded_time_however_long_others_prepare(
-    user, hosted_llm, settings, held_preparation
-):
-    settings.CHAT_STREAM_GIVE_WAY_MS = 100
+def test_an_answer_gives_way_for_a_bounded_time_however_long_others_prepare(user, hosted_llm, pauses, held_preparation):
+    pauses(100)
     hosted_llm.reply = lambda messages: ANSWER
     begin, _ = held_preparation
     begin(user)  # and not released while the answer streams
@@ -115,15 +125,56 @@ def test_an_answer_gives_way_for_a_bounded_time_however_long_others_prepare(
     assert preparations().count == 1, "the other turn is still being prepared"
 
 
-def test_an_answer_read_whole_does_not_give_way(user, hosted_llm, settings, held_preparation):
-    settings.CHAT_STREAM_GIVE_WAY_MS = 30_000
-    hosted_llm.reply = lambda messages: ANSWER
+def test_an_answer_stops_giving_way_once_its_pauses_reach_their_total(user, hosted_llm, pauses, held_preparation):
+    pauses(100, total_ms=300)
+    long_answer = " ".join(f"word{number}" for number in range(40))
+    hosted_llm.reply = lambda messages: long_answer
     begin, _ = held_preparation
     begin(user)
     started = time.perf_counter()
-    done = asyncio.run(_rest(_chat(user, streamed=False), []))
-    assert done["message"].split() == ANSWER.split()
-    assert time.perf_counter() - started < 10, "nobody sees its first piece, so it never waits for others"
+    done = asyncio.run(_rest(_chat(user, streamed=True), []))
+    assert done["message"].split() == long_answer.split()
+    # Three pauses, then the other 36 pieces as they come (pausing after each would take 3.9 s).
+    assert 0.25 <= time.perf_counter() - started < 2
+
+
+def test_a_cancelled_answer_stops_pausing_at_once(user, hosted_llm, pauses, held_preparation):
+    pauses(30_000)
+    hosted_llm.reply = lambda messages: ANSWER
+    begin, _ = held_preparation
+    begin(user)
+    cancel = Cancellation()
+
+    async def scenario():
+        turn, events = _chat(user, streamed=True, cancel=cancel), []
+        async for event in turn:
+            events.append(event)
+            if event.type == "token":
+                break
+        await asyncio.sleep(0.2)  # the answer is pausing now
+        cancel.cancel()
+        started = time.perf_counter()
+        done = await _rest(turn, events)
+        return done, time.perf_counter() - started
+
+    done, took = asyncio.run(scenario())
+    assert done.get("status") == "cancelled" and took < 5, (done, took)
+
+
+@pytest.mark.parametrize("engine", ["read whole", "built-in"])
+def test_an_answer_nobody_reads_piece_by_piece_or_that_costs_nothing_does_not_give_way(
+    user, fake_llm, settings, pauses, held_preparation, engine
+):
+    pauses(2_000)
+    if engine == "read whole":  # the OpenAI-compatible door without stream
+        settings.LLM_MODEL, settings.LLM_API_BASE, settings.LLM_API_KEY = "openai/test-chat", fake_llm.url, "sk-test"
+        fake_llm.reply = lambda messages: ANSWER
+    begin, _ = held_preparation
+    begin(user)
+    started = time.perf_counter()
+    done = asyncio.run(_rest(_chat(user, streamed=engine == "built-in"), []))
+    assert done["message"]
+    assert time.perf_counter() - started < 10, "it never waits for others' turns"
     assert preparations().count == 1
 
 
@@ -135,6 +186,4 @@ def test_a_preparation_that_fails_is_no_longer_counted(user, monkeypatch):
     with pytest.raises(RuntimeError):
         list(chat_turn(owner=user, request=ChatRequest(message="hello")))
     assert preparations().count == 0
-    started = time.perf_counter()
-    preparations().give_way(pause_s=5)
-    assert time.perf_counter() - started < 0.5, "nothing to give way to"
+    assert preparations().give_way(pause_s=5, cancel=Cancellation()) == 0.0, "nothing to give way to"
