@@ -4,15 +4,30 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from functools import lru_cache
 
 from django.conf import settings
 from django.db.models import Case, ExpressionWrapper, FloatField, QuerySet, Value, When
+from pgvector import Vector
 from pgvector.django import CosineDistance
 
 from foundation import caching
 
 # How long whether a filter leaves more than a cap of rows is remembered.
 ROWS_TTL_S = 300
+# Query vectors whose SQL form is kept: a turn compares its one or two vectors in a dozen statements.
+VECTOR_TEXTS_KEPT = 64
+
+
+@lru_cache(maxsize=VECTOR_TEXTS_KEPT)
+def _vector_text(values: tuple[float, ...]) -> str:
+    return Vector(list(values)).to_text()
+
+
+def cosine_to(embedding: Sequence[float], field: str = "embedding") -> CosineDistance:
+    """``field``'s cosine distance to ``embedding``. The vector's text form (what PostgreSQL reads) is
+    built once and reused, since writing out 384 numbers costs more than the comparison."""
+    return CosineDistance(field, Value(_vector_text(tuple(embedding))))
 
 
 def nearest_neighbours(
@@ -40,7 +55,7 @@ def nearest_neighbours(
     embedded = {f"{field}__isnull": False, "embedding_model": model_name}
     candidates = queryset.filter(**embedded)
     sized = candidates if sized_by is None else sized_by.filter(**embedded)
-    distance = CosineDistance(field, list(embedding))
+    distance = cosine_to(embedding, field)
     if has_more_rows_than(sized, settings.VECTOR_EXACT_SCAN_MAX_ROWS):
         found = list(candidates.annotate(distance=distance).order_by("distance")[:limit])
         if len(found) == limit:
@@ -67,7 +82,7 @@ def cosine_distance(embedding: Sequence[float], model_name: str, field: str = "e
     """Each row's cosine distance to ``embedding``, or NULL for a row without a vector of that model
     (vectors of two models are never compared)."""
     return Case(
-        When(embedding_model=model_name, **{f"{field}__isnull": False}, then=CosineDistance(field, list(embedding))),
+        When(embedding_model=model_name, **{f"{field}__isnull": False}, then=cosine_to(embedding, field)),
         default=None,
         output_field=FloatField(),
     )

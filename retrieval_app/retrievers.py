@@ -23,13 +23,12 @@ from django.db import connection
 from django.db.models import Case, F, FloatField, QuerySet, Value, When, Window
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Greatest, RowNumber
-from pgvector.django import CosineDistance
 
 from documents_app.models import DocumentNode
 from documents_app.uris import directory_ancestors
 from foundation import bm25
 from foundation.bm25 import quoted
-from foundation.vectors import has_more_rows_than, nearest_neighbours
+from foundation.vectors import cosine_to, has_more_rows_than, nearest_neighbours
 from retrieval_app.fusion import RRF_K, blend, reciprocal_rank
 from sessions_app.uris import memory_uri
 
@@ -141,7 +140,7 @@ def scored(queryset: QuerySet, query: Query, *, text: bool = True) -> QuerySet:
     annotations: dict[str, Any] = {}
     if query.vector is not None:
         annotations["dense"] = Case(
-            When(embedding_model=query.model, then=Value(1.0) - CosineDistance("embedding", query.vector)),
+            When(embedding_model=query.model, then=Value(1.0) - cosine_to(query.vector)),
             default=None,
             output_field=FloatField(),
         )
@@ -207,7 +206,7 @@ def _own_score(query: Query):
     dense: Any = Value(0.0)
     if query.vector is not None:
         dense = Case(
-            When(embedding_model=query.model, then=Value(1.0) - CosineDistance("embedding", query.vector)),
+            When(embedding_model=query.model, then=Value(1.0) - cosine_to(query.vector)),
             default=Value(0.0),
             output_field=FloatField(),
         )
@@ -267,7 +266,7 @@ def with_text(candidates: Sequence[Candidate]) -> list[Candidate]:
     return [c for c in candidates if not isinstance(c.row, NodeRow)]
 
 
-def _node_candidate(node, query: Query) -> Candidate:
+def _node_candidate(node, query: Query, *, keyword_weight: float) -> Candidate:
     matched = sorted(node.matched or [])
     coverage = query.coverage(matched)
     candidate = Candidate(
@@ -280,7 +279,7 @@ def _node_candidate(node, query: Query) -> Candidate:
         keyword=coverage,
         matched=matched,
     )
-    candidate.own = candidate.score = blend(dense=node.dense, coverage=coverage)
+    candidate.own = candidate.score = blend(dense=node.dense, coverage=coverage, keyword_weight=keyword_weight)
     return candidate
 
 
@@ -339,7 +338,10 @@ def score_nodes(queryset: QuerySet, query: Query, uris: Iterable[str]) -> dict[s
     uris = list(dict.fromkeys(uris))
     if not uris:
         return {}
-    return {node.uri: _node_candidate(node, query) for node in node_rows(queryset.filter(uri__in=uris), query)}
+    rows = node_rows(queryset.filter(uri__in=uris), query)
+    # Read once: a descent scores hundreds of nodes, and each read of a setting has a cost.
+    weight = settings.KEYWORD_WEIGHT
+    return {node.uri: _node_candidate(node, query, keyword_weight=weight) for node in rows}
 
 
 @dataclass
@@ -544,7 +546,8 @@ def _expand(
     that reach the threshold, and counts how many rounds the top ``limit`` chunks have held."""
     descent.visited += batch
     rows = node_rows(scope.filter(parent_uri__in=batch), query, chunks_per_parent=candidates_shown(limit))
-    children = [_node_candidate(node, query) for node in rows]
+    weight = settings.KEYWORD_WEIGHT
+    children = [_node_candidate(node, query, keyword_weight=weight) for node in rows]
     for child in children:
         _inherit(child, directories[child.parent_uri], alpha=alpha)
         child.found_by |= {"dense"} if child.dense is not None else set()
