@@ -19,6 +19,13 @@ def lexemes_params(text: str) -> list:
 def query_lexemes(text: str) -> tuple[str, ...]:
     """The stems PostgreSQL's English configuration makes of ``text``, stopwords dropped, in the order
     they appear (so that a very long query keeps its beginning)."""
+    return texts_lexemes(text)[0]
+
+
+def texts_lexemes(*texts: str) -> list[tuple[str, ...]]:
+    """``query_lexemes`` of each text, in one statement."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {LEXEMES_SQL}", lexemes_params(text))
-        return tuple(cursor.fetchone()[0] or ())
+        cursor.execute(
+            "SELECT " + ", ".join([LEXEMES_SQL] * len(texts)), [p for text in texts for p in lexemes_params(text)]
+        )
+        return [tuple(stems or ()) for stems in cursor.fetchone()]

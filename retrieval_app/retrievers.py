@@ -55,6 +55,8 @@ PERSONAL_CATEGORIES = ("profile", "preferences")
 # The score such memories rank with at least, beside documents that hardly match a question with no subject.
 ABOUT_OWNER_SCORE = 0.6
 ABOUT_OWNER_BOOST = "the question asks what is known about you"
+AS_ASKED_BOOST = "matches the question as you asked it"
+AS_ASKED = "_as_asked"
 
 
 @dataclass(frozen=True)
@@ -136,26 +138,31 @@ def scored(queryset: QuerySet, query: Query, *, text: bool = True) -> QuerySet:
     """``queryset`` with each row's exact cosine similarity (``dense``, NULL without a vector of the
     query's model) and the query stems it contains (``matched``). Without ``text``, the tiers stay
     unread: a descent scores hundreds of rows and shows a handful (see ``with_text``)."""
+    deferred = ["embedding", "search_vector"] + ([] if text else ["abstract", "overview", "content"])
+    return queryset.defer(*deferred).annotate(**_signals(queryset, query))
+
+
+def _signals(queryset: QuerySet, query: Query, suffix: str = "") -> dict[str, Any]:
+    """The two signals ``scored`` annotates (``dense`` and ``matched``, each name followed by ``suffix``)."""
     table = _table(queryset)
     annotations: dict[str, Any] = {}
     if query.vector is not None:
-        annotations["dense"] = Case(
+        annotations["dense" + suffix] = Case(
             When(embedding_model=query.model, then=Value(1.0) - cosine_to(query.vector)),
             default=None,
             output_field=FloatField(),
         )
     else:
-        annotations["dense"] = Value(None, output_field=FloatField())
+        annotations["dense" + suffix] = Value(None, output_field=FloatField())
     if query.lexemes:
         # One probe of the row's tsvector per stem: far cheaper than expanding or ranking the tsvector.
         tests = ", ".join(f"CASE WHEN {table}.search_vector @@ %s::tsquery THEN %s END" for _ in query.lexemes)
         params = [value for lexeme in query.lexemes for value in (quoted(lexeme), lexeme)]
         # Parameters are bound; the table name comes from the model.
-        annotations["matched"] = RawSQL(f"array_remove(ARRAY[{tests}]::text[], NULL)", params)  # noqa: S611
+        annotations["matched" + suffix] = RawSQL(f"array_remove(ARRAY[{tests}]::text[], NULL)", params)  # noqa: S611
     else:
-        annotations["matched"] = RawSQL("ARRAY[]::text[]", [])
-    deferred = ["embedding", "search_vector"] + ([] if text else ["abstract", "overview", "content"])
-    return queryset.defer(*deferred).annotate(**annotations)
+        annotations["matched" + suffix] = RawSQL("ARRAY[]::text[]", [])
+    return annotations
 
 
 @dataclass(frozen=True)
@@ -592,7 +599,29 @@ def _personal_first(memories: QuerySet, limit: int) -> list[int]:
     return list(memories.order_by(personal, "-updated_at", "-id").values_list("id", flat=True)[:limit])
 
 
-def memory_candidates(memories: QuerySet, query: Query, *, limit: int) -> Retrieval:
+def _memory_candidate(memory, query: Query, about_owner: set[int], suffix: str = "") -> Candidate:
+    """``memory`` scored against ``query`` from the signals ``scored`` read (named with ``suffix``)."""
+    dense = getattr(memory, "dense" + suffix)
+    matched = sorted(getattr(memory, "matched" + suffix) or [])
+    coverage = query.coverage(matched)
+    candidate = Candidate(
+        uri=memory_uri(memory.owner_id, memory.category, memory.id),
+        kind="memory",
+        row=memory,
+        dense=dense,
+        keyword=coverage,
+        matched=matched,
+    )
+    candidate.own = candidate.score = blend(dense=dense, coverage=coverage)
+    candidate.found_by = {"dense"} if dense is not None else set()
+    candidate.found_by |= {"keyword"} if matched else set()
+    if memory.id in about_owner:
+        candidate.score = max(candidate.score, ABOUT_OWNER_SCORE)
+        candidate.boosts.append(ABOUT_OWNER_BOOST)
+    return candidate
+
+
+def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked: Query | None = None) -> Retrieval:
     """Long-term memories relevant to the query, by either retriever, scored like document nodes.
 
     A person's memories are usually few: up to MEMORY_EXACT_SCAN_MAX_ROWS of them are all scored
@@ -600,37 +629,44 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int) -> Retrie
     similarity reaches MEMORY_SIMILARITY_THRESHOLD or it holds at least half the query's stems; the
     trace lists the rest as cut. A question about the person as a whole (``asks_about_owner``) keeps
     what describes them best, their profile and preferences first, ranked at least ABOUT_OWNER_SCORE.
+
+    ``as_asked`` is the question as the person put it, when ``query`` is a rewrite of it: each memory
+    then scores by the better of the two readings. A rewrite adds the conversation's subject to a short
+    question, and a guess at the subject must not hide what the person asked about themselves ("What
+    should I avoid eating?" just after they gave their name, their city and their allergy).
     """
     started = time.perf_counter()
-    about_owner = set(_personal_first(memories, limit)) if asks_about_owner(query.text) else set()
+    readings = [query] + ([as_asked] if as_asked is not None and as_asked.text != query.text else [])
+    about_owner = set()
+    if any(asks_about_owner(reading.text) for reading in readings):
+        about_owner = set(_personal_first(memories, limit))
     if has_more_rows_than(memories, MEMORY_EXACT_SCAN_MAX_ROWS):
-        dense = dense_uris(memories, query, limit=limit, key="id")
-        keyword = keyword_uris(memories, query, limit=limit, key="id")
-        memories = memories.filter(id__in=[i for i, _ in dense] + [i for i, _ in keyword] + list(about_owner))
+        ids = list(about_owner)
+        for reading in readings:
+            ids += [i for i, _ in dense_uris(memories, reading, limit=limit, key="id")]
+            ids += [i for i, _ in keyword_uris(memories, reading, limit=limit, key="id")]
+        memories = memories.filter(id__in=ids)
+    rows = scored(memories, query)
+    if len(readings) > 1:
+        rows = rows.annotate(**_signals(memories, as_asked, suffix=AS_ASKED))
     found: dict[int, Candidate] = {}
-    for memory in scored(memories, query):
-        matched = sorted(memory.matched or [])
-        coverage = query.coverage(matched)
-        candidate = Candidate(
-            uri=memory_uri(memory.owner_id, memory.category, memory.id),
-            kind="memory",
-            row=memory,
-            dense=memory.dense,
-            keyword=coverage,
-            matched=matched,
-        )
-        candidate.own = candidate.score = blend(dense=memory.dense, coverage=coverage)
-        candidate.found_by = {"dense"} if memory.dense is not None else set()
-        candidate.found_by |= {"keyword"} if matched else set()
-        if memory.id in about_owner:
-            candidate.score = max(candidate.score, ABOUT_OWNER_SCORE)
-            candidate.boosts.append(ABOUT_OWNER_BOOST)
-        found[memory.id] = candidate
+    for memory in rows:
+        found[memory.id] = _memory_candidate(memory, query, about_owner)
+        if len(readings) > 1:
+            better = _memory_candidate(memory, as_asked, about_owner, suffix=AS_ASKED)
+            if better.score > found[memory.id].score:
+                better.boosts.append(AS_ASKED_BOOST)
+                found[memory.id] = better
     floor = settings.MEMORY_SIMILARITY_THRESHOLD
     kept = [c for c in found.values() if (c.dense or 0.0) >= floor or c.keyword >= 0.5 or c.row.id in about_owner]
     ranked = sorted(kept, key=lambda c: (-c.score, c.uri))[:limit]
     cut = [c.summary() for c in found.values() if c not in ranked]
     stage = _stage(
-        "memories", started, threshold=floor, candidates=[c.summary() for c in ranked], cut=cut[:TRACE_CANDIDATES]
+        "memories",
+        started,
+        threshold=floor,
+        readings=[reading.text for reading in readings],
+        candidates=[c.summary() for c in ranked],
+        cut=cut[:TRACE_CANDIDATES],
     )
     return Retrieval(candidates=ranked, stages=[stage])

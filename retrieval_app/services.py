@@ -12,7 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -26,7 +26,7 @@ from foundation.accounting import calls_for_session
 from foundation.ai.extractive import split_sentences
 from foundation.db import release_database_connections
 from foundation.exceptions import InvalidInputError
-from foundation.text import TEXT_SEARCH_CONFIG, query_lexemes
+from foundation.text import TEXT_SEARCH_CONFIG, query_lexemes, texts_lexemes
 from retrieval_app import fusion, retrievers, rewriting
 from retrieval_app.exceptions import QueryTooLong
 from retrieval_app.hits import Hit, memory_hit, message_hit, node_hit
@@ -85,20 +85,25 @@ def _validated_query(query: str) -> str:
     return query.strip()
 
 
-def _embedded_query(run: Run, text: str, *, with_terms: bool = True) -> retrievers.Query:
+def _embedded_query(
+    run: Run, text: str, *, with_terms: bool = True, terms_also_of: str | None = None
+) -> tuple[retrievers.Query, tuple[str, ...]]:
     """The question with its vector and stems, the model working in a thread of its own while the stems
-    are looked up."""
+    are looked up; and the stems of ``terms_also_of`` (another text), looked up in the same statement."""
     started = time.perf_counter()
     embedding = ai.embed_query_later(text, purpose=f"{run.kind}_query", owner_id=run.owner.id)
     try:
-        lexemes = query_lexemes(text) if with_terms else ()
+        texts = ([text] if with_terms else []) + ([terms_also_of] if terms_also_of is not None else [])
+        found = texts_lexemes(*texts) if texts else []
+        lexemes = found.pop(0) if with_terms else ()
+        other = found.pop(0) if terms_also_of is not None else ()
     finally:
         vector, model, _ms = embedding.result()  # the model call is accounted for, whatever happened
     if embedding.error:
         # Keyword search still answers; the trace says why the dense side is missing.
         run.plan["dense_unavailable"] = embedding.error[:300]
     run.stage("query", started, embedded=vector is not None, model=model, terms=list(lexemes))
-    return retrievers.Query(text=text, vector=vector, model=model, lexemes=lexemes)
+    return retrievers.Query(text=text, vector=vector, model=model, lexemes=lexemes), other
 
 
 def _scope(run: Run, target_uri: str | None) -> QuerySet:
@@ -171,7 +176,7 @@ def retrieval_find(
     options = options or SearchOptions()
     run = Run(owner=owner, kind=SearchTrace.Kind.FIND, query=_validated_query(query))
     nodes = _scope(run, target_uri)
-    embedded = _embedded_query(run, run.query)
+    embedded, _ = _embedded_query(run, run.query)
     candidates = _retrieve_documents(run, embedded, nodes, limit=limit, options=options)
     hits = _document_hits(candidates, embedded, limit)
     hits = _cut_by_threshold(run, hits, score_threshold)[:limit]
@@ -392,7 +397,7 @@ def _session_search(
 
     # One document (or a part of one, or a chosen set) is a deliberate narrowing; the whole library is not.
     if options.include_memories and not doc_ids and not names_a_document(run.plan["target_uri"]):
-        hits = _with_other_sources(run, hits, session=session, query=asked.query, limit=limit)
+        hits = _with_other_sources(run, hits, session=session, query=asked.query, as_asked=asked.as_asked, limit=limit)
         run.plan["sources"] = ["documents", "memories", "conversations"]
     else:
         run.plan["sources"] = ["documents"]
@@ -426,13 +431,15 @@ class _Asked:
     context: rewriting.RewriteContext
     context_plan: dict[str, Any]
     decision: rewriting.Rewrite
+    # The question as the person put it, embedded: the same as ``query`` unless it was rewritten.
+    as_asked: retrievers.Query
 
 
 def _asked_in_session(run: Run, session: ChatSession, options: SearchOptions) -> _Asked:
     """Reads the session around the question and resolves the question against it."""
     # The question as asked ranks the session's archives; a standalone question is searched as is,
     # so its one embedding serves both (its terms are looked up once it is known to be searched).
-    asked = _embedded_query(run, run.query, with_terms=False)
+    asked, _ = _embedded_query(run, run.query, with_terms=False)
     started = time.perf_counter()
     session_context = session_search_context(
         session=session,
@@ -446,20 +453,26 @@ def _asked_in_session(run: Run, session: ChatSession, options: SearchOptions) ->
     run.stage("session_context", started, **context_plan)
     decision = _rewrite(run, run.query, context, options)
     if decision.query == run.query:
-        embedded = retrievers.Query(
-            text=asked.text, vector=asked.vector, model=asked.model, lexemes=query_lexemes(asked.text)
-        )
+        embedded = as_asked = replace(asked, lexemes=query_lexemes(asked.text))
     else:
-        embedded = _embedded_query(run, decision.query)
-    return _Asked(query=embedded, context=context, context_plan=context_plan, decision=decision)
+        embedded, asked_lexemes = _embedded_query(run, decision.query, terms_also_of=asked.text)
+        as_asked = replace(asked, lexemes=asked_lexemes)
+    return _Asked(query=embedded, context=context, context_plan=context_plan, decision=decision, as_asked=as_asked)
 
 
 def _with_other_sources(
-    run: Run, hits: list[Hit], *, session: ChatSession, query: retrievers.Query, limit: int
+    run: Run,
+    hits: list[Hit],
+    *,
+    session: ChatSession,
+    query: retrievers.Query,
+    as_asked: retrievers.Query,
+    limit: int,
 ) -> list[Hit]:
-    """``hits`` with the long-term memories and earlier conversations that answer the query, best first."""
+    """``hits`` with the long-term memories and earlier conversations that answer the query, best first.
+    Memories are also looked for with the question as it was asked (``as_asked``), when it was rewritten."""
     memories = Memory.objects.filter(owner=run.owner, superseded_by__isnull=True, agent_id=session.agent_id)
-    found = retrievers.memory_candidates(memories, query, limit=max(limit, MEMORY_CANDIDATES_MIN))
+    found = retrievers.memory_candidates(memories, query, limit=max(limit, MEMORY_CANDIDATES_MIN), as_asked=as_asked)
     run.stages += found.stages
     others = [memory_hit(c, query) for c in found.candidates]
     document_uris = {hit.uri for hit in hits}

@@ -380,3 +380,20 @@ def test_a_fact_noted_earlier_answers_a_question_that_never_names_it(
     assert '"Is severely allergic to peanuts." (Peanut allergy, ' in body["message"]
     assert body["mood"] == "confident", "relied on, not merely the closest passage"
     assert "kettle" not in body["message"].lower() and "router" not in body["message"].lower()
+
+
+def test_a_question_about_the_person_right_after_they_introduced_themselves_finds_what_it_asks(
+    auth_client, user, library, django_capture_on_commit_callbacks
+):
+    """The question follows the introduction in the same chat, so it reads as a follow-up of it; yet it
+    asks about eating, and the name and the city said just before must not pull the answer to them."""
+    with django_capture_on_commit_callbacks(execute=True):
+        told = _chat(auth_client, "I'm Priya and I live in Lisbon. I am allergic to peanuts.")
+    allergy = Memory.objects.get(owner=user, key="peanut_allergy")
+    with django_capture_on_commit_callbacks(execute=True):
+        body = _chat(auth_client, "What should I avoid eating?", session_id=told["session_id"])
+    assert body["context"][0]["uri"] == allergy.uri, body["message"]
+    assert "peanuts" in body["message"] and "Lisbon" not in body["message"]
+    assert "as you asked it" in body["context"][0]["match_reason"]
+    rewritten = _stage(body, "rewrite")["query"]
+    assert _stage(body, "memories")["readings"] == [rewritten, "What should I avoid eating?"]
