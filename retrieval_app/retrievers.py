@@ -20,9 +20,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
-from django.db.models import Case, F, FloatField, QuerySet, Value, When, Window
+from django.db.models import Case, FloatField, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import Greatest, RowNumber
 
 from documents_app.models import DocumentNode
 from documents_app.uris import directory_ancestors
@@ -206,26 +205,17 @@ def candidates_shown(limit: int) -> int:
     return max(3 * limit, 10)
 
 
-def _own_score(query: Query):
-    """``blend`` of a row's two signals as an SQL expression (the same formula): to rank siblings before
-    they are read."""
+def _own_score_sql(query: Query) -> tuple[str, list[Any]]:
+    """``blend`` of a scored row's two signals (its ``dense`` and ``matched`` columns) as SQL, the same
+    formula: to rank siblings before they are read."""
     weight = settings.KEYWORD_WEIGHT
-    dense: Any = Value(0.0)
-    if query.vector is not None:
-        dense = Case(
-            When(embedding_model=query.model, then=Value(1.0) - cosine_to(query.vector)),
-            default=Value(0.0),
-            output_field=FloatField(),
-        )
     total = sum(query.weights.get(lexeme, 1.0) for lexeme in query.lexemes)
-    coverage: Any = Value(0.0)
+    coverage, params = "0", []
     if query.lexemes and total:
-        tests = " + ".join("CASE WHEN search_vector @@ %s::tsquery THEN %s ELSE 0 END" for _ in query.lexemes)
-        params = [
-            value for lexeme in query.lexemes for value in (quoted(lexeme), query.weights.get(lexeme, 1.0) / total)
-        ]
-        coverage = RawSQL(f"({tests})", params, output_field=FloatField())  # noqa: S611 (values are bound)
-    return Value(1 - weight) * Greatest(dense, Value(0.0)) + Value(weight) * coverage
+        coverage = " + ".join("CASE WHEN %s = ANY(matched) THEN %s ELSE 0 END" for _ in query.lexemes)
+        params = [value for lexeme in query.lexemes for value in (lexeme, query.weights.get(lexeme, 1.0) / total)]
+    sql = f"%s * GREATEST(COALESCE(dense, 0), 0) + %s * ({coverage})"
+    return sql, [1 - weight, weight, *params]
 
 
 def node_rows(queryset: QuerySet, query: Query, *, chunks_per_parent: int | None = None) -> list[NodeRow]:
@@ -236,19 +226,20 @@ def node_rows(queryset: QuerySet, query: Query, *, chunks_per_parent: int | None
     rows = scored(queryset, query, text=False).values_list(*_NODE_FIELDS)
     if chunks_per_parent is None:
         return [NodeRow(*row) for row in rows]
-    ranked = rows.annotate(
-        sibling_rank=Window(
-            RowNumber(),
-            partition_by=[F("parent_uri"), F("kind")],
-            order_by=[_own_score(query).desc(), F("uri").asc()],
-        )
-    ).values_list(*_NODE_FIELDS, "kind", "sibling_rank")
-    sql, params = ranked.query.sql_with_params()
-    # Django's own SQL, wrapped; the one value added is a parameter.
-    wrapped = f"SELECT * FROM ({sql}) AS ranked WHERE ranked.kind <> %s OR ranked.sibling_rank <= %s"  # noqa: S608
+    sql, params = rows.query.sql_with_params()
+    own, own_params = _own_score_sql(query)
+    columns = ", ".join(_NODE_FIELDS)
+    # Django's own SQL, wrapped, the rank computed from the signals it selected: a row's vector is read
+    # and compared once, not again for the ranking (OFFSET 0 keeps PostgreSQL from merging the two levels
+    # and computing the signals twice). The values added are parameters.
+    wrapped = (
+        f"SELECT {columns} FROM (SELECT *, row_number() OVER ("  # noqa: S608
+        f"PARTITION BY parent_uri, kind ORDER BY {own} DESC, uri) AS sibling_rank "
+        f"FROM ({sql} OFFSET 0) AS scored) AS ranked WHERE kind <> %s OR sibling_rank <= %s"
+    )
     with connection.cursor() as cursor:
-        cursor.execute(wrapped, (*params, "chunk", chunks_per_parent))
-        return [NodeRow(*row[: len(_NODE_FIELDS)]) for row in cursor.fetchall()]
+        cursor.execute(wrapped, (*own_params, *params, "chunk", chunks_per_parent))
+        return [NodeRow(*row) for row in cursor.fetchall()]
 
 
 def with_text(candidates: Sequence[Candidate]) -> list[Candidate]:
