@@ -173,3 +173,39 @@ def test_iterative_scanning_keeps_a_minority_tenant_from_losing_neighbours(corpu
     assert len(found) == k
     recall = len(set(found) & set(_exact_top(medium, query, k))) / k
     assert recall >= 0.9
+
+
+def _side_table_values(model) -> list[int]:
+    """The sizes of the values of ``model``'s table that PostgreSQL keeps in its side table (TOAST)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = %s::regclass", [model._meta.db_table]
+        )
+        (toast,) = cursor.fetchone()
+        cursor.execute(f"SELECT sum(octet_length(chunk_data)) FROM {toast} GROUP BY chunk_id")  # noqa: S608
+        return [size for (size,) in cursor.fetchall()]
+
+
+@pytest.mark.django_db
+def test_a_vector_stays_on_its_rows_page_beside_a_long_text():
+    """Ranking reads each candidate's vector: from the row's own page, not from two or three more."""
+    dims = settings.EMBEDDING_DIMENSIONS
+    vector_bytes = 4 * dims + 8
+    session = ChatSessionFactory(owner=UserFactory())
+    rng = random.Random(7)
+    words = " ".join(
+        rng.choice(["kettle", "descale", "warranty", "filter", "router", "lisbon"]) + str(i) for i in range(900)
+    )
+    for seq, content in enumerate([words[:2000], words], start=1):  # a passage's length, and much longer
+        Message.objects.create(
+            session=session,
+            owner=session.owner,
+            seq=seq,
+            role="assistant",
+            content=content,
+            embedding=_unit([rng.gauss(0, 1) for _ in range(dims)]),
+            embedding_model=MODEL,
+        )
+    moved = _side_table_values(Message)
+    assert vector_bytes not in moved, "a vector was moved off its row"
+    assert len(moved) <= 2, "only the long message's text and word list may move"
