@@ -5,6 +5,9 @@ Redis round trip each would cost a busy turn a few milliseconds. Every value may
 callers only ever use them where staleness costs a little ranking precision, never a result.
 
 Redis down: the process's memory still answers, and what neither knows is computed.
+
+A figure belongs to the database it was counted in: keys are kept under that database's name and
+server, so two deployments (or a test run and the product) that share a Redis never read each other's.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.core.cache import cache
+from django.db import DEFAULT_DB_ALIAS, connections
 
 # How long this process trusts what it remembered, and how many figures it keeps (the oldest go first).
 LOCAL_TTL_S = 30.0
@@ -47,9 +51,16 @@ def _local_set(key: str, value: Any) -> None:
             _local.popitem(last=False)
 
 
+def _in_database(key: str) -> str:
+    """``key`` under the name of the database its figure is counted in."""
+    database = connections[DEFAULT_DB_ALIAS].settings_dict
+    return f"{database['NAME']}@{database.get('HOST') or ''}:{database.get('PORT') or ''}:{key}"
+
+
 def remembered(key: str, compute: Callable[[], Any], *, ttl: float) -> Any:
     """The value under ``key``: this process's, else Redis's, else ``compute()`` (then kept in both, in
     Redis for ``ttl`` seconds). ``None`` is never remembered."""
+    key = _in_database(key)
     known, value = _local_get(key)
     if known:
         return value
@@ -66,12 +77,13 @@ def remembered(key: str, compute: Callable[[], Any], *, ttl: float) -> Any:
 
 def remembered_many(keys: Iterable[str]) -> dict[str, Any]:
     """The values known for ``keys``, from this process's memory, then Redis for the rest."""
+    named = {_in_database(key): key for key in keys}
     found: dict[str, Any] = {}
     missing = []
-    for key in keys:
+    for key in named:
         known, value = _local_get(key)
         if known:
-            found[key] = value
+            found[named[key]] = value
         else:
             missing.append(key)
     if missing:
@@ -79,12 +91,13 @@ def remembered_many(keys: Iterable[str]) -> dict[str, Any]:
             from_redis = cache.get_many(missing)
             for key, value in from_redis.items():
                 _local_set(key, value)
-            found.update(from_redis)
+                found[named[key]] = value
     return found
 
 
 def remember_many(values: dict[str, Any], *, ttl: float) -> None:
     """Keeps ``values`` in both tiers."""
+    values = {_in_database(key): value for key, value in values.items()}
     for key, value in values.items():
         _local_set(key, value)
     with contextlib.suppress(Exception):
