@@ -15,6 +15,7 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -70,13 +71,18 @@ class Query:
     lexemes: tuple[str, ...]
     weights: dict[str, float] = field(default_factory=dict)
 
+    @cached_property
+    def total_weight(self) -> float:
+        """The weight of all the query's stems: what a text holding every one of them holds."""
+        return sum(self.weights.get(lexeme, 1.0) for lexeme in self.lexemes)
+
     def coverage(self, matched: Iterable[str]) -> float:
         """The share of the query's stems a text holds, each stem counted by its weight."""
-        if not self.lexemes:
+        total = self.total_weight  # computed once: a descent asks it of hundreds of rows
+        if not total:
             return 0.0
         weight = self.weights.get
-        total = sum(weight(lexeme, 1.0) for lexeme in self.lexemes)
-        return sum(weight(lexeme, 1.0) for lexeme in set(matched)) / total if total else 0.0
+        return sum(weight(lexeme, 1.0) for lexeme in set(matched)) / total
 
 
 def weighted(query: Query, scope: QuerySet) -> Query:
@@ -209,7 +215,7 @@ def _own_score_sql(query: Query) -> tuple[str, list[Any]]:
     """``blend`` of a scored row's two signals (its ``dense`` and ``matched`` columns) as SQL, the same
     formula: to rank siblings before they are read."""
     weight = settings.KEYWORD_WEIGHT
-    total = sum(query.weights.get(lexeme, 1.0) for lexeme in query.lexemes)
+    total = query.total_weight
     coverage, params = "0", []
     if query.lexemes and total:
         coverage = " + ".join("CASE WHEN %s = ANY(matched) THEN %s ELSE 0 END" for _ in query.lexemes)

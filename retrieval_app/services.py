@@ -85,13 +85,23 @@ def _validated_query(query: str) -> str:
     return query.strip()
 
 
+def _embedding_started(run: Run, text: str) -> tuple[ai.QueryEmbedding, float]:
+    """The question's embedding started in a thread of its own, and when."""
+    return ai.embed_query_later(text, purpose=f"{run.kind}_query", owner_id=run.owner.id), time.perf_counter()
+
+
 def _embedded_query(
-    run: Run, text: str, *, with_terms: bool = True, terms_also_of: str | None = None
+    run: Run,
+    text: str,
+    *,
+    with_terms: bool = True,
+    terms_also_of: str | None = None,
+    started: tuple[ai.QueryEmbedding, float] | None = None,
 ) -> tuple[retrievers.Query, tuple[str, ...]]:
     """The question with its vector and stems, the model working in a thread of its own while the stems
-    are looked up; and the stems of ``terms_also_of`` (another text), looked up in the same statement."""
-    started = time.perf_counter()
-    embedding = ai.embed_query_later(text, purpose=f"{run.kind}_query", owner_id=run.owner.id)
+    are looked up; and the stems of ``terms_also_of`` (another text), looked up in the same statement.
+    ``started``: the embedding already begun (``_embedding_started``) while other work was done."""
+    embedding, started_at = started or _embedding_started(run, text)
     try:
         texts = ([text] if with_terms else []) + ([terms_also_of] if terms_also_of is not None else [])
         found = texts_lexemes(*texts) if texts else []
@@ -102,7 +112,7 @@ def _embedded_query(
     if embedding.error:
         # Keyword search still answers; the trace says why the dense side is missing.
         run.plan["dense_unavailable"] = embedding.error[:300]
-    run.stage("query", started, embedded=vector is not None, model=model, terms=list(lexemes))
+    run.stage("query", started_at, embedded=vector is not None, model=model, terms=list(lexemes))
     return retrievers.Query(text=text, vector=vector, model=model, lexemes=lexemes), other
 
 
@@ -438,17 +448,18 @@ class _Asked:
 def _asked_in_session(run: Run, session: ChatSession, options: SearchOptions) -> _Asked:
     """Reads the session around the question and resolves the question against it."""
     # The question as asked ranks the session's archives; a standalone question is searched as is,
-    # so its one embedding serves both (its terms are looked up once it is known to be searched).
-    asked, _ = _embedded_query(run, run.query, with_terms=False)
+    # so its one embedding serves both (its terms are looked up once it is known to be searched). The
+    # session's latest turns are read while the model works.
+    embedding = _embedding_started(run, run.query)
     started = time.perf_counter()
     session_context = session_search_context(
         session=session,
         query=run.query,
         max_archives=SESSION_CONTEXT_ARCHIVES,
         max_messages=settings.HISTORY_MAX_TURNS,
-        query_vector=asked.vector,
-        query_model=asked.model,
+        query_embedding=embedding[0],
     )
+    asked, _ = _embedded_query(run, run.query, with_terms=False, started=embedding)
     context, context_plan = _rewrite_context(owner=run.owner, context=session_context, query=run.query)
     run.stage("session_context", started, **context_plan)
     decision = _rewrite(run, run.query, context, options)

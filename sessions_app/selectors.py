@@ -244,11 +244,12 @@ def _or_query(text: str) -> str:
     return " or ".join(words)
 
 
-def _ranked_overviews(
+def session_ranked_overviews(
     *, session: ChatSession, query: str, limit: int, query_vector: Sequence[float] | None, query_model: str
 ) -> list[str]:
-    """Archive overviews most relevant to ``query``, in one query: by vector similarity for archives
-    embedded by the model that embedded the query, then by full-text rank, then newest first."""
+    """The session's archive overviews most relevant to ``query``, best first, in one query: by vector
+    similarity for archives embedded by the model that embedded the query, then by full-text rank, then
+    newest first (what a search is handed of the session's past, beside its latest turns)."""
     if limit <= 0:
         return []
     archives = Archive.objects.filter(session=session).exclude(overview="")
@@ -265,23 +266,8 @@ def _ranked_overviews(
     return list(archives.order_by(*order, "-index").values_list("overview", flat=True)[:limit])
 
 
-def session_context_for_search(
-    *,
-    session: ChatSession,
-    query: str = "",
-    max_archives: int = 3,
-    max_messages: int = 20,
-    query_vector: Sequence[float] | None = None,
-    query_model: str = "",
-) -> dict[str, Any]:
-    """The session context a search is handed: ``{summary, summaries, recent_messages}``.
-
-    ``summaries`` are the archive overviews most relevant to the query, best first; ``summary`` is
-    them joined in that order; ``recent_messages`` are the latest live (uncommitted) turns, oldest first.
-    """
-    summaries = _ranked_overviews(
-        session=session, query=query, limit=max_archives, query_vector=query_vector, query_model=query_model
-    )
+def session_recent_for_search(*, session: ChatSession, max_messages: int) -> list[dict[str, Any]]:
+    """The session's latest live (uncommitted) turns, oldest first, as a search is handed them."""
     # Newest first, while the turns before each one hold less than PAGE_MAX_BYTES (so the newest is always
     # there): a thousand turns of 100,000 characters are not one answer of 100 MB.
     size = _text_bytes("content", "metadata")
@@ -292,11 +278,7 @@ def session_context_for_search(
         .order_by("-seq")
         .values("id", "seq", "role", "content", "created_at", "metadata")[: max(0, max_messages)]
     )
-    return {
-        "summary": SUMMARY_SEPARATOR.join(summaries),
-        "summaries": summaries,
-        "recent_messages": list(reversed(recent)),
-    }
+    return list(reversed(recent))
 
 
 def session_summary_text(context: dict[str, Any] | None) -> str:

@@ -34,14 +34,29 @@ def session_search_context(
     query: str = "",
     query_vector: Sequence[float] | None = None,
     query_model: str = "",
-    **limits: int,
+    query_embedding: ai.QueryEmbedding | None = None,
+    max_archives: int = 3,
+    max_messages: int = 20,
 ) -> SearchContext:
     """The session's archive overviews most relevant to ``query`` (best first, joined into ``summary``),
-    its latest live turns, and its working set; ``limits`` are ``max_archives`` and ``max_messages``.
-    A caller that has embedded ``query`` already passes the vector; otherwise it is embedded here."""
-    if query_vector is None:
-        query_vector, query_model = ai.embed_query_or_none(query, purpose="session_context", owner_id=session.owner_id)
-    context = selectors.session_context_for_search(
-        session=session, query=query, query_vector=query_vector, query_model=query_model, **limits
+    its latest live turns, and its working set. A caller that has embedded ``query`` already passes the
+    vector, or the embedding still being computed (``query_embedding``, see ``ai.embed_query_later``);
+    otherwise it is embedded here. Either way the latest turns and the working set are read while the
+    model works, and the vector is waited for only to rank the archives."""
+    if query_vector is None and query_embedding is None:
+        query_embedding = ai.embed_query_later(query, purpose="session_context", owner_id=session.owner_id)
+    try:
+        recent = selectors.session_recent_for_search(session=session, max_messages=max_messages)
+        working_set = working_set_get(session_id=str(session.id))
+    finally:
+        if query_embedding is not None:  # waited for whatever happened: the model call is accounted for
+            query_vector, query_model, _ms = query_embedding.result()
+    summaries = selectors.session_ranked_overviews(
+        session=session, query=query, limit=max_archives, query_vector=query_vector, query_model=query_model
     )
-    return SearchContext(**context, working_set=working_set_get(session_id=str(session.id)))
+    return SearchContext(
+        summary=selectors.SUMMARY_SEPARATOR.join(summaries),
+        summaries=summaries,
+        recent_messages=recent,
+        working_set=working_set,
+    )
