@@ -37,7 +37,7 @@ from chat_app.relevance import Judged, judge
 from documents_app.models import Document
 from documents_app.selectors import document_get, document_get_many
 from foundation import ai
-from foundation.accounting import calls_for_session
+from foundation.accounting import calls_for_session, calls_recorded_together
 from foundation.exceptions import InvalidInputError
 from foundation.tracing import ms_since
 from retrieval_app.hits import Hit
@@ -309,7 +309,7 @@ def _record_answer(
 def _prepare(owner, request: ChatRequest, target: ChatTarget | None, *, generates: bool, started: float):
     """Records the message, notes what it states, searches, assembles the prompt and judges the passages:
     the turn, ready to answer, and why it could not be prepared ("" when it could)."""
-    with database_turn():
+    with database_turn(), calls_recorded_together():
         target = target or chat_prepare(owner=owner, request=request)
         session = target.session or _session_start(owner=owner, request=request)
         question = sessions.NewMessage(role="user", content=request.message)

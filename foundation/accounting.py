@@ -12,6 +12,8 @@ from foundation.models import ModelCall
 
 # The conversation whose work is being done in this thread or task, if any (``calls_for_session``).
 _session: contextvars.ContextVar[object | None] = contextvars.ContextVar("recollect_call_session", default=None)
+# The calls of the block being recorded together, if any (``calls_recorded_together``).
+_together: contextvars.ContextVar[list[ModelCall] | None] = contextvars.ContextVar("recollect_calls", default=None)
 
 
 @contextlib.contextmanager
@@ -23,6 +25,25 @@ def calls_for_session(session_id) -> Iterator[None]:
         yield
     finally:
         _session.reset(token)
+
+
+@contextlib.contextmanager
+def calls_recorded_together() -> Iterator[None]:
+    """Model calls recorded inside this block are stored together as it ends (whether it ends well or
+    not): a chat turn makes two or three before its first word, each otherwise a write of its own on
+    the way to that word. Entered around plain function calls, like ``calls_for_session``; a block
+    inside another one adds its calls to the outer block's."""
+    if _together.get() is not None:
+        yield
+        return
+    calls: list[ModelCall] = []
+    token = _together.set(calls)
+    try:
+        yield
+    finally:
+        _together.reset(token)
+        if calls:
+            ModelCall.objects.bulk_create(calls)
 
 
 def record_call(
@@ -41,8 +62,9 @@ def record_call(
     error: str = "",
 ) -> ModelCall:
     """Stores one call; ``started`` is its ``time.perf_counter()`` at the start. ``session_id`` defaults
-    to the conversation of the enclosing ``calls_for_session``."""
-    return ModelCall.objects.create(
+    to the conversation of the enclosing ``calls_for_session``. Inside ``calls_recorded_together`` the
+    call is stored when that block ends."""
+    call = ModelCall(
         kind=kind,
         purpose=purpose,
         backend=backend,
@@ -57,6 +79,12 @@ def record_call(
         ok=not error,
         error=error[:2000],
     )
+    together = _together.get()
+    if together is None:
+        call.save()
+    else:
+        together.append(call)
+    return call
 
 
 def model_calls_forget_session(*, session_id) -> None:

@@ -22,7 +22,7 @@ from django.db.models import QuerySet
 from documents_app.selectors import node_scope, titles_in_use
 from documents_app.uris import doc_id_of, names_a_document
 from foundation import ai
-from foundation.accounting import calls_for_session
+from foundation.accounting import calls_for_session, calls_recorded_together
 from foundation.ai.extractive import split_sentences
 from foundation.db import release_database_connections
 from foundation.exceptions import InvalidInputError
@@ -364,7 +364,7 @@ def retrieval_search(
     returned unsaved, for a caller that adds its own stages before saving it (the chat). ``doc_ids``
     narrows the documents to these (already checked to be the owner's), as a chosen set. The model
     calls it makes (embedding, rewriting) are the session's."""
-    with calls_for_session(session.pk):
+    with calls_for_session(session.pk), calls_recorded_together():
         return _session_search(
             owner=owner,
             query=query,
