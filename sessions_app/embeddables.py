@@ -66,7 +66,11 @@ def memory_text(memory: Memory) -> str:
 EMBEDDABLES = (
     Embeddable(
         "messages",
-        Message.objects.all,
+        # What the product wrote itself (quotes of passages, summaries, system turns) is left out of recall,
+        # so a vector of it would only cost a worker's time and crowd the vector index: a built-in answer
+        # given again and again is as many identical vectors, among which a filtered index scan can end
+        # without a row it may return.
+        Message.objects.said,
         message_text,
         ("content",),
         "message_embedding",

@@ -95,17 +95,28 @@ class Archive(EmbeddedModel):
         return self.uri
 
 
+# ``metadata.source`` of text the product itself put into a conversation: quotes of retrieved passages,
+# recalled memories, summaries, injected context. It is never a new fact about the user: summaries,
+# memories and recall leave it out, so the product never echoes itself back.
+DERIVED_SOURCES = frozenset({"retrieved", "recall", "memory", "memories", "summary", "context", "retrieval"})
+
+
+def _derived() -> models.Q:
+    """The messages the product wrote itself (``Message.is_derived``), as a filter."""
+    # Containment (jsonb @>) is never NULL, so messages without these keys are never derived.
+    derived = models.Q(role="system") | models.Q(metadata__contains={"injected": True})
+    for source in sorted(DERIVED_SOURCES):
+        derived |= models.Q(metadata__contains={"source": source})
+    return derived
+
+
 class MessageQuerySet(models.QuerySet):
     """Messages narrowed the ways readers need: what people said, apart from what the product wrote."""
 
     def said(self) -> MessageQuerySet:
         """What people (or a generating model) said: without system turns and text the product wrote
         into the conversation itself (``Message.is_derived``)."""
-        # Containment (jsonb @>) is never NULL, so messages without these keys are always kept.
-        derived = models.Q(role=Message.Role.SYSTEM) | models.Q(metadata__contains={"injected": True})
-        for source in sorted(Message.DERIVED_SOURCES):
-            derived |= models.Q(metadata__contains={"source": source})
-        return self.exclude(derived)
+        return self.exclude(_derived())
 
 
 class Message(EmbeddedModel):
@@ -116,10 +127,7 @@ class Message(EmbeddedModel):
         ASSISTANT = "assistant", "assistant"
         SYSTEM = "system", "system"
 
-    # ``metadata.source`` of text the product itself put into a conversation: quotes of retrieved
-    # passages, recalled memories, summaries, injected context. It is never a new fact about the user:
-    # summaries, memories and recall leave it out, so the product never echoes itself back.
-    DERIVED_SOURCES = frozenset({"retrieved", "recall", "memory", "memories", "summary", "context", "retrieval"})
+    DERIVED_SOURCES = DERIVED_SOURCES
 
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="messages")
     # Owner and agent are copied from the session so that recall filters one table, not a join.
@@ -150,8 +158,11 @@ class Message(EmbeddedModel):
             GinIndex(fields=["search_vector"], name="message_search_gin"),
             models.Index(fields=["owner", "agent_id", "embedding_model"], name="message_owner_agent_idx"),
             models.Index(fields=["owner", "-created_at"], name="message_owner_created_idx"),
-            # Backfill finds the rows still waiting for an embedding without scanning the rest.
-            models.Index(fields=["id"], name="message_unembedded_idx", condition=models.Q(embedding__isnull=True)),
+            # Backfill finds the rows still waiting for an embedding without scanning the rest. What the
+            # product wrote itself is never embedded (see the messages' Embeddable), so it never waits.
+            models.Index(
+                fields=["id"], name="message_unembedded_idx", condition=models.Q(embedding__isnull=True) & ~_derived()
+            ),
         ]
         ordering = ["session", "seq"]
 

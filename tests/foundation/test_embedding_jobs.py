@@ -2,10 +2,15 @@
 rows (and its session's commit and summary) to the bulk workers, in jobs small enough that several
 people's imports take turns there, so that one person's import never delays another person's new turn."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from foundation import task_names, tasks
 from foundation.celery import BULK_QUEUE, INTERACTIVE_QUEUE, app
+from foundation.embedding import embeddings_catch_up
+from sessions_app.models import Message
 from sessions_app.services import messages
 from tests.factories import ChatSessionFactory
 
@@ -71,3 +76,22 @@ def test_an_imported_historys_commit_and_summary_are_bulk_work_and_a_turns_are_n
     routes = app.conf.task_routes
     bulk = count > tasks.LIVE_EMBED_MAX_ROWS
     assert all((routes.get(name, {}).get("queue") == BULK_QUEUE) is bulk for name in session_jobs)
+
+
+def test_what_the_product_wrote_itself_is_never_embedded_nor_waited_for(
+    auth_client, library, django_capture_on_commit_callbacks
+):
+    """A built-in answer quotes passages: recall leaves it out, so a vector of it would only crowd the
+    index (the same answer given a hundred times is a hundred identical vectors)."""
+    with django_capture_on_commit_callbacks(execute=True):  # the jobs run, as a worker would run them
+        response = auth_client.post(
+            "/api/ai/chat", {"message": "How often should I descale the kettle?"}, format="json"
+        )
+    assert response.status_code == 200, response.content
+    question, answer = Message.objects.filter(session_id=response.json()["session_id"]).order_by("seq")
+    assert question.embedding is not None, "what the person said is found by meaning"
+    assert answer.metadata["source"] == "retrieved" and answer.embedding is None
+    Message.objects.filter(pk=answer.pk).update(created_at=timezone.now() - timedelta(hours=1))
+    assert embeddings_catch_up(older_than_s=0).get("messages", 0) == 0, "nothing is waiting for a vector"
+    waiting = Message.objects.said().filter(embedding__isnull=True, created_at__lt=timezone.now())
+    assert "message_unembedded_idx" in waiting.order_by("pk")[:256].explain()
