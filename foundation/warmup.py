@@ -18,12 +18,12 @@ import time
 
 from django.conf import settings
 from django.db import connection
-from pgvector.django import CosineDistance
 
 from foundation.ai.embeddings import embedding_backend
 from foundation.ai.engines import text_engine
 from foundation.db import release_database_connections
 from foundation.embedding import embeddables
+from foundation.vectors import cosine_to
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def indexes_warm(vector: list[float]) -> int:
     model = embedding_backend().name
     for spec in embeddables():
         rows = spec.rows().filter(embedding_model=model).only("pk")
-        list(rows.order_by(CosineDistance("embedding", vector))[:1])
+        list(rows.order_by(cosine_to(vector))[:1])
     with connection.cursor() as cursor:
         cursor.execute("SHOW data_directory")
         data_directory = cursor.fetchone()[0]

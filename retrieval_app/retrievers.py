@@ -633,7 +633,9 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
     should I avoid eating?" just after they gave their name, their city and their allergy).
     """
     started = time.perf_counter()
-    readings = [query] + ([as_asked] if as_asked is not None and as_asked.text != query.text else [])
+    if as_asked is not None and as_asked.text == query.text:
+        as_asked = None  # not rewritten: one reading
+    readings = [query] + ([as_asked] if as_asked is not None else [])
     about_owner = set()
     if any(asks_about_owner(reading.text) for reading in readings):
         about_owner = set(_personal_first(memories, limit))
@@ -644,12 +646,12 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
             ids += [i for i, _ in keyword_uris(memories, reading, limit=limit, key="id")]
         memories = memories.filter(id__in=ids)
     rows = scored(memories, query)
-    if len(readings) > 1:
+    if as_asked is not None:
         rows = rows.annotate(**_signals(memories, as_asked, suffix=AS_ASKED))
     found: dict[int, Candidate] = {}
     for memory in rows:
         found[memory.id] = _memory_candidate(memory, query, about_owner)
-        if len(readings) > 1:
+        if as_asked is not None:
             better = _memory_candidate(memory, as_asked, about_owner, suffix=AS_ASKED)
             if better.score > found[memory.id].score:
                 better.boosts.append(AS_ASKED_BOOST)

@@ -127,8 +127,6 @@ class Message(EmbeddedModel):
         ASSISTANT = "assistant", "assistant"
         SYSTEM = "system", "system"
 
-    DERIVED_SOURCES = DERIVED_SOURCES
-
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="messages")
     # Owner and agent are copied from the session so that recall filters one table, not a join.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_messages")
@@ -176,7 +174,7 @@ class Message(EmbeddedModel):
         return (
             self.role == self.Role.SYSTEM
             or bool(metadata.get("injected"))
-            or str(metadata.get("source", "")).lower() in self.DERIVED_SOURCES
+            or str(metadata.get("source", "")).lower() in DERIVED_SOURCES
         )
 
 
