@@ -3,6 +3,7 @@
 import logging
 import os
 import time
+from pathlib import Path
 
 import redis
 from celery import Celery
@@ -73,6 +74,33 @@ def _yield_to_people(sender=None, options=None, **kwargs) -> None:
     if niceness > current:  # never raised above what the worker was started with (systemd's Nice=, say)
         os.nice(niceness - current)
         logger.info("worker niceness %d", niceness)
+    _lower_session_group(niceness)
+
+
+# Linux shares the processor between sessions first (autogroups, on wherever the kernel enables them)
+# and by niceness only inside a session: a worker started in a session of its own (as the run command
+# starts each process) at niceness 10 still took as much of the processor as a web process, and in a
+# burst of chats a bulk job held half a core while people waited for their first word.
+AUTOGROUP = Path("/proc/self/autogroup")
+
+
+def _lower_session_group(niceness: int) -> None:
+    """Gives the worker's session the worker's niceness, when the worker leads that session (it then
+    holds only the worker and its pool; a shell's session is left alone) and the kernel groups by session."""
+    if niceness <= 0 or os.getsid(0) != os.getpid():
+        return
+    try:
+        if session_group_niceness() < niceness:
+            AUTOGROUP.write_text(str(niceness))
+    except (OSError, ValueError):  # no autogroups here, or not allowed: niceness alone applies
+        return
+    logger.info("worker session niceness %d", niceness)
+
+
+def session_group_niceness(pid: int | str = "self") -> int:
+    """The niceness of a process's session group (``/proc/<pid>/autogroup``: "/autogroup-N nice K").
+    Raises OSError where the kernel has none."""
+    return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
 
 
 def worker_niceness(queues) -> int:

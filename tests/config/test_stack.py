@@ -13,6 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from foundation.celery import AUTOGROUP, session_group_niceness
 from tests.helpers import ROOT, clean_env, free_port, upload_markdown
 
 pytestmark = pytest.mark.slow
@@ -112,17 +113,23 @@ def test_run_starts_everything_serves_http_and_stops_cleanly_then_reuses_its_dat
 
 def _workers_yield_to_the_web_processes(proc: subprocess.Popen) -> None:
     """In a burst the processor goes first to the web processes, then to interactive work, then to bulk
-    (never less nice than the run command itself was started)."""
+    (never less nice than the run command itself was started); where the kernel shares the processor
+    between sessions first, each worker's session yields too."""
     started_at = os.nice(0)
     niceness: dict[str, set[int]] = {}
+    groups: dict[str, set[int]] = {}
     for child in psutil.Process(proc.pid).children(recursive=True):
         command = " ".join(child.cmdline())
         role = "bulk" if "--queues bulk" in command else "interactive" if "--queues interactive" in command else ""
         role = role or ("web" if "daphne" in command else "")
         if role:
             niceness.setdefault(role, set()).add(child.nice())
+            if AUTOGROUP.exists():
+                groups.setdefault(role, set()).add(session_group_niceness(child.pid))
     expected = {"web": {started_at}, "interactive": {max(5, started_at)}, "bulk": {max(10, started_at)}}
     assert niceness == expected, niceness
+    if AUTOGROUP.exists():
+        assert groups == {"web": {0}, "interactive": {5}, "bulk": {10}}, groups
 
 
 def _the_worker_embeds_recorded_messages(base: str, token: str) -> None:
