@@ -4,6 +4,7 @@ streaming that give way to turns being prepared."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
@@ -71,6 +72,8 @@ class Preparations:
     def __init__(self) -> None:
         self._preparing = 0
         self._changed = threading.Condition()
+        # Answers streaming on an event loop, pausing: woken through their loop.
+        self._waiting: set[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = set()
 
     @property
     def count(self) -> int:
@@ -87,6 +90,7 @@ class Preparations:
                 self._preparing -= 1
                 if not self._preparing:
                     self._changed.notify_all()
+                    self._wake_waiting()
 
     def give_way(self, *, pause_s: float, cancel: threading.Event) -> float:
         """Waits until no turn is being prepared, ``cancel`` is set, or ``pause_s`` has passed; the seconds
@@ -98,10 +102,40 @@ class Preparations:
             self._changed.wait_for(lambda: not self._preparing or cancel.is_set(), timeout=pause_s)
         return time.monotonic() - started
 
+    async def give_way_on_loop(self, *, pause_s: float, cancel: threading.Event) -> float:
+        """``give_way`` for an answer streaming on an event loop: the same wait, without holding a thread."""
+        if not self._preparing or pause_s <= 0 or cancel.is_set():
+            return 0.0
+        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+        waiter = (loop, loop.create_future())
+        with self._changed:
+            if not self._preparing:
+                return 0.0
+            self._waiting.add(waiter)
+        try:
+            await asyncio.wait({waiter[1]}, timeout=pause_s)
+        finally:
+            with self._changed:
+                self._waiting.discard(waiter)
+        return time.monotonic() - started
+
     def wake(self) -> None:
         """Wakes the answers pausing, to look again at why they wait (one was cancelled)."""
         with self._changed:
             self._changed.notify_all()
+            self._wake_waiting()
+
+    def _wake_waiting(self) -> None:
+        for loop, waiter in self._waiting:
+            with contextlib.suppress(RuntimeError):  # its loop has closed: nobody waits there any more
+                loop.call_soon_threadsafe(_resolve, waiter)
+        self._waiting.clear()
+
+
+def _resolve(waiter: asyncio.Future) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 _PREPARATIONS = Preparations()

@@ -376,36 +376,80 @@ def chat_turn(
     """Runs one turn, yielding its events. ``target`` is what ``chat_prepare`` resolved (resolved here
     when not given); ``cancel`` (set by a transport) stops generation, the partial answer kept as such."""
     cancel = cancel or Cancellation()
-    started = time.perf_counter()
     engine = ai.text_engine()
-    with preparations().preparing():
-        turn, failure = _prepare(owner, request, target, generates=engine.generates, started=started)
-    session_id = str(turn.session.id)
-    if failure:
-        yield from _ending(
-            turn, turn.mood(failed=True), Event(events.ERROR, {"error": failure, "session_id": session_id})
-        )
+    opened = chat_turn_open(owner=owner, request=request, target=target, engine=engine)
+    yield from opened.events
+    if opened.answer is None:
         return
-    turn.prompt.budget["outside_model_ms"] = ms_since(started)
-    yield _context_event(turn)
-
-    answer = _Answer(started=started, generated=engine.generates)
+    turn, answer = opened.turn, opened.answer
     try:
-        yield from _tokens(_answer_stream(engine, turn, owner), cancel, answer, session_id=session_id)
+        yield from _tokens(_answer_stream(engine, turn, owner), cancel, answer, session_id=opened.session_id)
     except GeneratorExit:
-        # The transport went away (a closed socket or connection): keep what was said, marked partial.
-        _answer_record(turn, answer, status="disconnected")
+        chat_turn_abandon(opened)
         raise
     except Exception as exc:  # the model failed: the user's turn is kept, the error is readable
-        logger.warning("chat: generation failed: %s", exc)
-        mood = _answer_record(turn, answer, status="failed", error=str(exc))
-        message = f"The model could not answer ({type(exc).__name__}); your message was saved. {exc}"
-        yield from _ending(
-            turn, mood, Event(events.ERROR, {"error": message[:MODEL_ERROR_SHOWN_CHARS], "session_id": session_id})
-        )
+        yield from chat_turn_close(opened, error=exc)
         return
-    mood = _answer_record(turn, answer, status=answer.status)
-    yield from _ending(turn, mood, _done_event(turn, answer.text, answer.status))
+    yield from chat_turn_close(opened)
+
+
+@dataclass
+class OpenedTurn:
+    """A turn prepared for its answer (``chat_turn_open``): the events so far, and the answer to fill in,
+    or None when the turn ended there (it could not be prepared)."""
+
+    turn: _Turn
+    events: list[Event]
+    answer: _Answer | None
+
+    @property
+    def session_id(self) -> str:
+        return str(self.turn.session.id)
+
+
+def chat_turn_open(*, owner, request: ChatRequest, target: ChatTarget | None, engine: ai.TextEngine) -> OpenedTurn:
+    """The part of ``chat_turn`` before the answer: the turn recorded, searched and assembled, and its
+    ``context`` event (or, when it could not be prepared, its ending)."""
+    started = time.perf_counter()
+    with preparations().preparing():
+        turn, failure = _prepare(owner, request, target, generates=engine.generates, started=started)
+    if failure:
+        ending = _ending(
+            turn, turn.mood(failed=True), Event(events.ERROR, {"error": failure, "session_id": str(turn.session.id)})
+        )
+        return OpenedTurn(turn=turn, events=list(ending), answer=None)
+    turn.prompt.budget["outside_model_ms"] = ms_since(started)
+    return OpenedTurn(
+        turn=turn, events=[_context_event(turn)], answer=_Answer(started=started, generated=engine.generates)
+    )
+
+
+def chat_turn_close(opened: OpenedTurn, *, error: Exception | None = None) -> list[Event]:
+    """The part of ``chat_turn`` after the answer: the answer recorded with how it ended, then the turn's
+    ending (``error``: the model failed; the user's turn is kept, the error readable)."""
+    turn, answer = opened.turn, opened.answer
+    if error is None:
+        mood = _answer_record(turn, answer, status=answer.status)
+        return list(_ending(turn, mood, _done_event(turn, answer.text, answer.status)))
+    logger.warning("chat: generation failed: %s", error)
+    mood = _answer_record(turn, answer, status="failed", error=str(error))
+    message = f"The model could not answer ({type(error).__name__}); your message was saved. {error}"
+    failed = Event(events.ERROR, {"error": message[:MODEL_ERROR_SHOWN_CHARS], "session_id": opened.session_id})
+    return list(_ending(turn, mood, failed))
+
+
+def chat_turn_abandon(opened: OpenedTurn) -> None:
+    """The transport went away mid-answer (a closed socket or connection): what was said is kept,
+    marked partial."""
+    _answer_record(opened.turn, opened.answer, status="disconnected")
+
+
+def chat_turn_token(answer: _Answer, piece: str, *, session_id: str) -> Event:
+    """A piece of the answer, kept, as the event that relays it."""
+    if not answer.produced:
+        answer.timings["first_token"] = ms_since(answer.started)
+    answer.produced.append(piece)
+    return Event(events.TOKEN, {"token": piece, "session_id": session_id})
 
 
 @dataclass
@@ -433,10 +477,7 @@ def _tokens(stream: Iterator[str], cancel: Cancellation, answer: _Answer, *, ses
             if cancel.is_set():
                 answer.status = cancel.reason
                 break
-            if not answer.produced:
-                answer.timings["first_token"] = ms_since(answer.started)
-            answer.produced.append(piece)
-            yield Event(events.TOKEN, {"token": piece, "session_id": session_id})
+            yield chat_turn_token(answer, piece, session_id=session_id)
     finally:
         stream.close()
 

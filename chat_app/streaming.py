@@ -1,5 +1,6 @@
-"""Streaming a chat turn to async transports (server-sent events, the websocket): the turn runs in a
-thread of its own, since the ORM and litellm are synchronous, and its events are relayed as they come."""
+"""Streaming a chat turn to async transports (server-sent events, the websocket, the OpenAI-compatible
+door): what uses the database runs in threads, since the ORM is synchronous; a model's answer is read
+on the event loop; the turn's events are relayed as they come."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from django.conf import settings
@@ -18,8 +20,18 @@ from chat_app import events
 from chat_app.concurrency import Cancellation, preparations, turn_slots
 from chat_app.events import Event
 from chat_app.exceptions import ServerBusy
-from chat_app.services import ChatRequest, ChatTarget, chat_turn
+from chat_app.services import (
+    ChatRequest,
+    ChatTarget,
+    OpenedTurn,
+    chat_turn,
+    chat_turn_abandon,
+    chat_turn_close,
+    chat_turn_open,
+    chat_turn_token,
+)
 from foundation import ai
+from foundation.accounting import calls_recorded_together
 from foundation.exceptions import DATABASE_DOWN_MESSAGE, DomainError, is_database_down
 
 logger = logging.getLogger(__name__)
@@ -28,43 +40,49 @@ logger = logging.getLogger(__name__)
 async def chat_events(
     *, owner, request: ChatRequest, target: ChatTarget, cancel: Cancellation, streamed: bool = True
 ) -> AsyncIterator[Event]:
-    """``chat_turn`` for async transports: the turn runs in a thread of its own (the ORM and litellm are
-    synchronous) and its events are relayed as they come. Leaving the loop early (a closed connection)
-    cancels the answer, which is then recorded as partial. A model's answer ``streamed`` to its client
-    gives way, between two pieces, to the turns this process is preparing (see ``Preparations``), for
+    """``chat_turn`` for async transports, its events relayed as they come. Leaving the loop early (a
+    closed connection) cancels the answer, which is then recorded as partial. A model's answer
+    ``streamed`` to its client is read on the event loop (``_answered_on_the_loop``) and gives way,
+    between two pieces, to the turns this process is preparing (see ``Preparations``), for
     CHAT_STREAM_GIVE_WAY_MS at a time and CHAT_STREAM_GIVE_WAY_TOTAL_MS in all, after which its pieces
-    go out as they come; one the client reads whole (``streamed=False``) never waits, since nobody sees
-    its first piece."""
+    go out as they come. Any other turn (the built-in engine's, or one the client reads whole, which
+    never waits since nobody sees its first piece) runs whole in a thread of its own."""
     slots = turn_slots()
     if not slots.acquire(blocking=False):
         raise ServerBusy(details={"max_turns": settings.CHAT_MAX_CONCURRENT_TURNS})
+    try:
+        engine = ai.text_engine()
+        if streamed and isinstance(engine, ai.StreamingEngine):
+            answered = _answered_on_the_loop(owner=owner, request=request, target=target, cancel=cancel, engine=engine)
+        else:
+            answered = _answered_in_a_thread(owner=owner, request=request, target=target, cancel=cancel)
+        async with contextlib.aclosing(answered):
+            async for event in answered:
+                yield event
+    finally:
+        cancel.cancel("disconnected")  # an answer still going (its client left) stops at its next piece
+        slots.release()
+
+
+async def _answered_in_a_thread(
+    *, owner, request: ChatRequest, target: ChatTarget, cancel: Cancellation
+) -> AsyncIterator[Event]:
+    """The whole turn in a thread of its own (the ORM is synchronous), its events relayed as they come."""
     relay = _Relay(asyncio.get_running_loop())
-    pause_s = settings.CHAT_STREAM_GIVE_WAY_MS / 1000
-    # Under steady load some turn is nearly always being prepared: the total keeps an answer from
-    # crawling at a piece a pause for its whole length.
-    left_s = settings.CHAT_STREAM_GIVE_WAY_TOTAL_MS / 1000 if streamed and ai.text_engine().generates else 0.0
 
     def run() -> None:
-        nonlocal left_s
         try:
             for event in chat_turn(owner=owner, request=request, target=target, cancel=cancel):
                 relay.put(event)
-                if left_s > 0 and event.type == events.TOKEN:
-                    left_s -= preparations().give_way(pause_s=min(pause_s, left_s), cancel=cancel)
         except DomainError as exc:
             relay.put(exc)
         except Exception as exc:  # a bug or an outage must still end the stream with a readable error
             relay.put(_failure_event(exc, session_id=request.session_id))
         finally:
             connections.close_all()
-            slots.release()
             relay.put(None)
 
-    try:
-        threading.Thread(target=run, name="chat-turn", daemon=True).start()
-    except BaseException:
-        slots.release()
-        raise
+    threading.Thread(target=run, name="chat-turn", daemon=True).start()
     try:
         while True:
             for item in _merged_tokens(await relay.take()):
@@ -74,7 +92,106 @@ async def chat_events(
                     raise item
                 yield item
     finally:
-        cancel.cancel("disconnected")
+        cancel.cancel("disconnected")  # the thread stops at its next piece and records what was said
+
+
+async def _answered_on_the_loop(
+    *, owner, request: ChatRequest, target: ChatTarget, cancel: Cancellation, engine: ai.StreamingEngine
+) -> AsyncIterator[Event]:
+    """The turn prepared and its answer recorded in a thread (the ORM is synchronous), the model's answer
+    read on the event loop in between: a hundred answers streaming at once then cost the process half
+    what a hundred threads reading their own connections cost, and the turns being prepared get the
+    time back. A client that goes away mid-answer leaves the answer recorded as partial."""
+    opening = _in_a_thread(chat_turn_open, owner=owner, request=request, target=target, engine=engine)
+    try:
+        # Shielded: a client that goes away meanwhile leaves the preparation to finish, then the turn
+        # to be ended as abandoned.
+        opened = await asyncio.shield(asyncio.wrap_future(opening))
+    except DomainError:
+        raise
+    except Exception as exc:  # a bug or an outage must still end the stream with a readable error
+        yield _failure_event(exc, session_id=request.session_id)
+        return
+    except asyncio.CancelledError:
+        opening.add_done_callback(_abandon_once_opened)  # in the turn's thread, once it is prepared
+        raise
+    for event in opened.events:
+        yield event
+    answer = opened.answer
+    if answer is None:
+        return
+    call = ai.StreamedCall(engine=engine, purpose="chat", owner_id=owner.id, session_id=opened.turn.session.id)
+    pause_s = settings.CHAT_STREAM_GIVE_WAY_MS / 1000
+    # Under steady load some turn is nearly always being prepared: the total keeps an answer from
+    # crawling at a piece a pause for its whole length.
+    left_s = settings.CHAT_STREAM_GIVE_WAY_TOTAL_MS / 1000
+    failure: Exception | None = None
+    ended = False
+    try:
+        if cancel.is_set():  # cancelled before the first word: the model is never called
+            answer.status = cancel.reason
+        else:
+            async with contextlib.aclosing(engine.astream(opened.turn.prompt.messages, call=call)) as pieces:
+                async for piece in pieces:
+                    if cancel.is_set():
+                        answer.status = cancel.reason
+                        break
+                    yield chat_turn_token(answer, piece, session_id=opened.session_id)
+                    if left_s > 0:
+                        left_s -= await preparations().give_way_on_loop(pause_s=min(pause_s, left_s), cancel=cancel)
+        ended = True
+    except Exception as exc:  # the model failed: recorded, and said, as the turn's ending
+        failure, ended = exc, True
+    finally:
+        if not ended:  # the client went away: recorded from a thread, since nothing here may wait now
+            threading.Thread(target=_abandoned, args=(opened, call), name="chat-abandoned", daemon=True).start()
+    try:
+        ending = await asyncio.wrap_future(_in_a_thread(_closed, opened=opened, call=call, failure=failure))
+    except Exception as exc:  # the answer could not be recorded (the database went away meanwhile)
+        yield _failure_event(exc, session_id=opened.session_id)
+        return
+    for event in ending:
+        yield event
+
+
+def _closed(*, opened: OpenedTurn, call: ai.StreamedCall, failure: Exception | None) -> list[Event]:
+    with calls_recorded_together():
+        call.record()
+        return chat_turn_close(opened, error=failure)
+
+
+def _abandon_once_opened(opening: Future) -> None:
+    if not opening.cancelled() and opening.exception() is None and opening.result().answer is not None:
+        _abandoned(opening.result(), None)
+
+
+def _abandoned(opened: OpenedTurn, call: ai.StreamedCall | None) -> None:
+    try:
+        with calls_recorded_together():
+            if call is not None:
+                call.record()
+            chat_turn_abandon(opened)
+    except Exception:  # nobody is left to tell: the question itself was recorded before the answer
+        logger.exception("chat: recording an abandoned answer failed")
+    finally:
+        connections.close_all()
+
+
+# The threads turns are prepared and recorded in, as many as turns may stream at once: waiting turns
+# queue at the database gate (``database_turn``), not here.
+_TURN_THREADS = ThreadPoolExecutor(max_workers=settings.CHAT_MAX_CONCURRENT_TURNS, thread_name_prefix="chat-turn")
+
+
+def _in_a_thread(function, /, **kwargs) -> Future:
+    """``function(**kwargs)`` in one of the turns' threads, its database connections handed back after."""
+
+    def run():
+        try:
+            return function(**kwargs)
+        finally:
+            connections.close_all()
+
+    return _TURN_THREADS.submit(run)
 
 
 class _Relay:

@@ -17,7 +17,7 @@ from django.conf import settings
 
 from foundation.accounting import record_call
 from foundation.ai.embeddings import EmbeddingError, active_embedding_model, embedding_backend
-from foundation.ai.engines import Overview, TextEngine, Turn, spoken, text_engine
+from foundation.ai.engines import Overview, StreamedCall, StreamingEngine, TextEngine, Turn, spoken, text_engine
 from foundation.ai.memories import MemoryCandidate
 from foundation.ai.tokens import estimate_tokens
 
@@ -28,6 +28,8 @@ __all__ = [
     "MemoryCandidate",
     "Overview",
     "QueryEmbedding",
+    "StreamedCall",
+    "StreamingEngine",
     "TextEngine",
     "Turn",
     "active_embedding_model",

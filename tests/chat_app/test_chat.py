@@ -185,6 +185,27 @@ def test_a_model_that_dies_mid_stream_gives_an_error_event_and_loses_nothing(use
     # The words that did arrive are kept, marked as a failed partial answer.
     assert rows[1].role == "assistant" and rows[1].content == "one two three "
     assert rows[1].metadata["status"] == "failed"
+    # The model call is on record as failed, under the conversation it served.
+    call = ModelCall.objects.get(purpose="chat")
+    assert not call.ok and "IncompleteAnswer" in call.error and str(call.session_id) == session_id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_streamed_answer_is_recorded_whole_with_its_model_call(user, hosted_llm, fake_llm):
+    fake_llm.reply = lambda messages: "one two three four five six seven eight nine ten"
+    status, events = _sse(user, {"message": "Count to ten, please."})
+    assert status == 200
+    kinds = [kind for kind, _ in events]
+    assert kinds[0] == "context" and kinds[-1] == "done" and "mood" in kinds, kinds
+    said = "".join(data["token"] for kind, data in events if kind == "token")
+    assert said == events[-1][1]["message"] == "one two three four five six seven eight nine ten"
+    session_id = events[0][1]["session_id"]
+    answer = Message.objects.get(session_id=session_id, role="assistant")
+    assert answer.content == said and answer.metadata["status"] == "complete"
+    call = ModelCall.objects.get(purpose="chat")
+    assert call.ok and call.output_tokens > 0 and str(call.session_id) == session_id
+    trace = SearchTrace.objects.get(session_id=session_id, kind="chat")
+    assert trace.outcome == "ok" and trace.timings["first_token"] <= trace.timings["turn"]
 
 
 def test_a_doc_id_in_upper_case_still_scopes_the_chat(auth_client, library):

@@ -6,6 +6,7 @@ the built-in engine never pauses, and a preparation that fails is not counted fo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 
@@ -16,6 +17,8 @@ from chat_app import services
 from chat_app.concurrency import Cancellation, preparations
 from chat_app.services import ChatRequest, chat_turn
 from chat_app.streaming import chat_events
+from retrieval_app.models import SearchTrace
+from sessions_app.models import Message
 
 ANSWER = "one two three four five six seven eight"
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -187,3 +190,42 @@ def test_a_preparation_that_fails_is_no_longer_counted(user, monkeypatch):
         list(chat_turn(owner=user, request=ChatRequest(message="hello")))
     assert preparations().count == 0
     assert preparations().give_way(pause_s=5, cancel=Cancellation()) == 0.0, "nothing to give way to"
+
+
+def test_a_client_that_leaves_while_its_turn_is_prepared_leaves_it_ended_and_the_model_uncalled(
+    user, hosted_llm, fake_llm, monkeypatch
+):
+    fake_llm.reply = lambda messages: ANSWER
+    preparing, release = threading.Event(), threading.Event()
+    assemble = services._assemble
+
+    def slow_assemble(turn):
+        preparing.set()
+        release.wait(timeout=30)
+        assemble(turn)
+
+    monkeypatch.setattr(services, "_assemble", slow_assemble)
+
+    async def scenario():
+        turn = _chat(user, streamed=True)
+        reading = asyncio.ensure_future(turn.__anext__())
+        while not preparing.is_set():
+            await asyncio.sleep(0.01)
+        reading.cancel()  # the socket closed while the turn was being prepared
+        with contextlib.suppress(asyncio.CancelledError):
+            await reading
+
+    asyncio.run(scenario())
+    release.set()
+    deadline = time.monotonic() + 20
+    trace = None
+    while time.monotonic() < deadline:
+        trace = SearchTrace.objects.filter(kind="chat").first()
+        if trace is not None and trace.outcome == SearchTrace.Outcome.DISCONNECTED:
+            break
+        time.sleep(0.05)
+    assert trace is not None and trace.outcome == SearchTrace.Outcome.DISCONNECTED
+    assert Message.objects.filter(session_id=trace.session_id, role="user").count() == 1, "the question is kept"
+    assert not Message.objects.filter(session_id=trace.session_id, role="assistant").exists()
+    assert not [r for r in fake_llm.requests if r["path"].endswith("/chat/completions")], "the model was never asked"
+    assert preparations().count == 0
