@@ -37,7 +37,20 @@ def _fail_fast(method):
 
 
 class FailFastRedisCacheClient(RedisCacheClient):
-    """Each command of Django's client, skipped while Redis is known to be down."""
+    """Each command of Django's client, skipped while Redis is known to be down; and one Redis client
+    object per connection pool, where Django's builds a new one for every command (its table of reply
+    handlers, about 170 entries, filled each time: 1.6 ms of a chat turn's processor)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._clients: dict[int, redis.Redis] = {}
+
+    def get_client(self, key=None, *, write: bool = False) -> redis.Redis:
+        pool = self._get_connection_pool(write)
+        client = self._clients.get(id(pool))
+        if client is None:  # a Redis client is safe to share between threads: it borrows from the pool
+            client = self._clients[id(pool)] = self._client(connection_pool=pool)
+        return client
 
 
 _COMMANDS = ("add", "get", "set", "touch", "delete", "get_many", "has_key", "incr", "set_many", "delete_many", "clear")
