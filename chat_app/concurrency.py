@@ -107,21 +107,24 @@ class Preparations:
         return time.monotonic() - started
 
     async def give_way_on_loop(self, *, pause_s: float, cancel: threading.Event) -> float:
-        """``give_way`` for an answer streaming on an event loop: the same wait, without holding a thread."""
-        if not self._preparing or pause_s <= 0 or cancel.is_set():
-            return 0.0
+        """``give_way`` for an answer streaming on an event loop: the same wait, without holding a thread.
+        Woken (a turn ended, another answer was cancelled), it looks again at why it waits."""
         started = time.monotonic()
         loop = asyncio.get_running_loop()
-        waiter = (loop, loop.create_future())
-        with self._changed:
-            if not self._preparing:
-                return 0.0
-            self._waiting.add(waiter)
-        try:
-            await asyncio.wait({waiter[1]}, timeout=pause_s)
-        finally:
+        while self._preparing and not cancel.is_set():
+            left = pause_s - (time.monotonic() - started)
+            if left <= 0:
+                break
+            waiter = (loop, loop.create_future())
             with self._changed:
-                self._waiting.discard(waiter)
+                if not self._preparing:
+                    break
+                self._waiting.add(waiter)
+            try:
+                await asyncio.wait({waiter[1]}, timeout=left)
+            finally:
+                with self._changed:
+                    self._waiting.discard(waiter)
         return time.monotonic() - started
 
     def wake(self) -> None:

@@ -229,3 +229,30 @@ def test_a_client_that_leaves_while_its_turn_is_prepared_leaves_it_ended_and_the
     assert not Message.objects.filter(session_id=trace.session_id, role="assistant").exists()
     assert not [r for r in fake_llm.requests if r["path"].endswith("/chat/completions")], "the model was never asked"
     assert preparations().count == 0
+
+
+def test_an_answer_keeps_giving_way_when_another_turn_ends_while_one_is_still_prepared(
+    user, hosted_llm, pauses, held_preparation
+):
+    pauses(30_000)
+    hosted_llm.reply = lambda messages: ANSWER
+    begin, release = held_preparation
+    begin(user)
+
+    async def scenario():
+        turn, events = _chat(user, streamed=True), []
+        async for event in turn:
+            events.append(event)
+            if event.type == "token":
+                break
+        following = asyncio.ensure_future(turn.__anext__())
+        await asyncio.sleep(0.2)
+        preparations().wake()  # as when any other turn of the process ends, or is cancelled
+        finished, _ = await asyncio.wait({following}, timeout=0.6)
+        release.set()
+        events.append(await following)
+        return bool(finished), await _rest(turn, events)
+
+    went_on, done = asyncio.run(scenario())
+    assert not went_on, "the answer went on while a turn was still being prepared"
+    assert done["message"].split() == ANSWER.split()
