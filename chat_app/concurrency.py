@@ -47,11 +47,11 @@ def database_turn() -> Iterator[None]:
 def _database_gate() -> threading.BoundedSemaphore:
     """Turns using the database at once (recording, searching, assembling): CHAT_TURNS_PREPARED_AT_ONCE,
     and below the connection pool's size, so that a burst of turns queues here instead of timing out on
-    the pool. Preparing a turn is mostly Python, which runs on one core per process: two at once keep
-    that core busy while the other waits for PostgreSQL; six at once only took turns at it (a burst of
-    50 turns in one process: 178 ms of processor per turn and the first words p95 at 5.8 s, against 150
-    ms and 4.8 s with two). Streaming holds no connection and is not limited by it: an answer can take a
-    minute, and a pool held by every open stream would refuse the next user."""
+    the pool. Preparing a turn is mostly Python, which runs on one core per process: a few at once keep
+    that core busy while others wait for PostgreSQL; more only take turns at it, each switch costing
+    processor (100 websocket turns at once on 2 cores, 2 web processes: first words p95 6.9-7.1 s with
+    four, 7.4-7.5 with six, 8.0-8.3 with two). Streaming holds no connection and is not limited by it:
+    an answer can take a minute, and a pool held by every open stream would refuse the next user."""
     pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
     pool_size = pool.get("max_size", 8) if isinstance(pool, dict) else 8
     size = max(1, min(settings.CHAT_TURNS_PREPARED_AT_ONCE, pool_size - 2))

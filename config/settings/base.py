@@ -460,7 +460,7 @@ CHAT_CONTEXT_TOKENS = env_int("CHAT_CONTEXT_TOKENS", 1500, minimum=50)
 CHAT_MAX_CONCURRENT_TURNS = env_int("CHAT_MAX_CONCURRENT_TURNS", 200, minimum=1)
 # Turns prepared at once per server process (recorded, searched, assembled); more wait their turn
 # (chat_app.concurrency): their work is mostly Python, on one core per process.
-CHAT_TURNS_PREPARED_AT_ONCE = env_int("CHAT_TURNS_PREPARED_AT_ONCE", 2, minimum=1)
+CHAT_TURNS_PREPARED_AT_ONCE = env_int("CHAT_TURNS_PREPARED_AT_ONCE", 4, minimum=1)
 # How long, at most, a model's answer streaming pauses between two pieces while new turns are prepared
 # (chat_app.concurrency.Preparations)...
 CHAT_STREAM_GIVE_WAY_MS = env_int("CHAT_STREAM_GIVE_WAY_MS", 250, minimum=0)
