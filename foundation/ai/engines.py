@@ -414,6 +414,16 @@ class LiteLLMEngine:
         litellm.get_llm_provider(self.name, api_base=self.api_base)
         # litellm reaches most providers through the openai client, whose resources load on first use.
         importlib.import_module("openai.resources.chat.completions")
+        # The same for answers streamed on an event loop (``astream``), on a loop of this thread's own.
+        asyncio.run(self._warm_on_a_loop())
+
+    async def _warm_on_a_loop(self) -> None:
+        litellm = litellm_module()
+        response = await litellm.acompletion(
+            messages=[{"role": "user", "content": "warming up"}], stream=True, mock_response="warm", **self._endpoint()
+        )
+        async for _ in response:
+            pass
 
     def _endpoint(self) -> dict:
         """Which model litellm calls, where, and how patiently."""
