@@ -150,6 +150,20 @@ def _burst(url: str, count: int, token_ms: float) -> dict:
     }
 
 
+def _settled(owner, *, patience_s: float = 180.0) -> None:
+    """Waits until the workers have embedded every turn said so far (those of an earlier burst, whose jobs
+    a stopped stack left behind), so that each burst is measured against the same quiet stack rather than
+    beside the previous one's catching up."""
+    from sessions_app.models import Message
+
+    began = time.perf_counter()
+    waiting = Message.objects.said().filter(owner=owner, embedding__isnull=True)
+    while waiting.exists() and time.perf_counter() - began < patience_s:
+        time.sleep(1)
+    took, left = time.perf_counter() - began, waiting.count()
+    print(f"  (the workers caught up in {took:.0f} s; {left} turns still unembedded)", flush=True)
+
+
 def concurrency(owner, levels: list[int], token_ms: float, words: int, processes: list[int]) -> dict:
     """Bursts of simultaneous websocket chats against the run command's stack with 1, 2, 4 ... web
     processes, the stub model streaming ``words`` words one every ``token_ms``."""
@@ -175,6 +189,7 @@ def concurrency(owner, levels: list[int], token_ms: float, words: int, processes
                 for _ in range(2 * count):  # not measured: every process loads its models
                     asyncio.run(_socket_chat(url, "Warm up: load the models."))
                 for level in levels:
+                    _settled(owner)
                     results[(count, level)] = _burst(url, level, token_ms)
                     print(f"  {count} web process(es), {level:4d} sockets: {results[(count, level)]}", flush=True)
             finally:
