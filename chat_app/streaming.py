@@ -50,22 +50,48 @@ async def chat_events(
     slots = turn_slots()
     if not slots.acquire(blocking=False):
         raise ServerBusy(details={"max_turns": settings.CHAT_MAX_CONCURRENT_TURNS})
+    slot = _Slot(slots)
     try:
         engine = ai.text_engine()
         if streamed and isinstance(engine, ai.StreamingEngine):
-            answered = _answered_on_the_loop(owner=owner, request=request, target=target, cancel=cancel, engine=engine)
+            answered = _answered_on_the_loop(
+                owner=owner, request=request, target=target, cancel=cancel, engine=engine, slot=slot
+            )
         else:
-            answered = _answered_in_a_thread(owner=owner, request=request, target=target, cancel=cancel)
+            answered = _answered_in_a_thread(owner=owner, request=request, target=target, cancel=cancel, slot=slot)
         async with contextlib.aclosing(answered):
             async for event in answered:
                 yield event
     finally:
         cancel.cancel("disconnected")  # an answer still going (its client left) stops at its next piece
-        slots.release()
+        if not slot.handed_off:
+            slot.release()
+
+
+class _Slot:
+    """A turn's place among those a process serves at once (``turn_slots``): given back exactly once,
+    when the turn's last work ends, which may be after its client has gone (the answer recorded as
+    partial, a preparation finishing). Until then the turn still holds threads and the database."""
+
+    def __init__(self, slots: threading.BoundedSemaphore) -> None:
+        self._slots = slots
+        self._lock = threading.Lock()
+        self._held = True
+        self.handed_off = False  # to work that outlives the transport's loop, which then gives it back
+
+    def hand_off(self) -> None:
+        self.handed_off = True
+
+    def release(self, *args: Any) -> None:  # (a future, when called back when one is done)
+        with self._lock:
+            if not self._held:
+                return
+            self._held = False
+        self._slots.release()
 
 
 async def _answered_in_a_thread(
-    *, owner, request: ChatRequest, target: ChatTarget, cancel: Cancellation
+    *, owner, request: ChatRequest, target: ChatTarget, cancel: Cancellation, slot: _Slot
 ) -> AsyncIterator[Event]:
     """The whole turn in a thread of its own (the ORM is synchronous), its events relayed as they come."""
     relay = _Relay(asyncio.get_running_loop())
@@ -80,9 +106,15 @@ async def _answered_in_a_thread(
             relay.put(_failure_event(exc, session_id=request.session_id))
         finally:
             connections.close_all()
+            slot.release()
             relay.put(None)
 
-    threading.Thread(target=run, name="chat-turn", daemon=True).start()
+    slot.hand_off()
+    try:
+        threading.Thread(target=run, name="chat-turn", daemon=True).start()
+    except BaseException:
+        slot.release()
+        raise
     try:
         while True:
             for item in _merged_tokens(await relay.take()):
@@ -96,16 +128,16 @@ async def _answered_in_a_thread(
 
 
 async def _answered_on_the_loop(
-    *, owner, request: ChatRequest, target: ChatTarget, cancel: Cancellation, engine: ai.StreamingEngine
+    *, owner, request: ChatRequest, target: ChatTarget, cancel: Cancellation, engine: ai.StreamingEngine, slot: _Slot
 ) -> AsyncIterator[Event]:
     """The turn prepared and its answer recorded in a thread (the ORM is synchronous), the model's answer
     read on the event loop in between: a hundred answers streaming at once then cost the process half
     what a hundred threads reading their own connections cost, and the turns being prepared get the
-    time back. A client that goes away mid-answer leaves the answer recorded as partial."""
+    time back. A client that goes away at any point leaves the turn ended (its answer, if any, recorded
+    as partial) by a thread, since nothing here may wait any more; the turn's slot goes back after that."""
     opening = _in_a_thread(chat_turn_open, owner=owner, request=request, target=target, engine=engine)
     try:
-        # Shielded: a client that goes away meanwhile leaves the preparation to finish, then the turn
-        # to be ended as abandoned.
+        # Shielded: a client that goes away meanwhile leaves the preparation to finish.
         opened = await asyncio.shield(asyncio.wrap_future(opening))
     except DomainError:
         raise
@@ -113,14 +145,18 @@ async def _answered_on_the_loop(
         yield _failure_event(exc, session_id=request.session_id)
         return
     except asyncio.CancelledError:
-        opening.add_done_callback(_abandon_once_opened)  # in the turn's thread, once it is prepared
+        slot.hand_off()
+        # Called back in whatever thread finishes the preparation, or at once here: always to a thread.
+        opening.add_done_callback(lambda done: _TURN_THREADS.submit(_abandon_once_opened, done, slot))
         raise
-    for event in opened.events:
-        yield event
     answer = opened.answer
-    if answer is None:
+    if answer is None:  # it could not be prepared: its ending is among its events
+        for event in opened.events:
+            yield event
         return
-    call = ai.StreamedCall(engine=engine, purpose="chat", owner_id=owner.id, session_id=opened.turn.session.id)
+    call = ai.StreamedCall(
+        engine=engine, purpose="chat", owner_id=opened.turn.session.owner_id, session_id=opened.turn.session.id
+    )
     pause_s = settings.CHAT_STREAM_GIVE_WAY_MS / 1000
     # Under steady load some turn is nearly always being prepared: the total keeps an answer from
     # crawling at a piece a pause for its whole length.
@@ -128,6 +164,8 @@ async def _answered_on_the_loop(
     failure: Exception | None = None
     ended = False
     try:
+        for event in opened.events:
+            yield event
         if cancel.is_set():  # cancelled before the first word: the model is never called
             answer.status = cancel.reason
         else:
@@ -143,10 +181,15 @@ async def _answered_on_the_loop(
     except Exception as exc:  # the model failed: recorded, and said, as the turn's ending
         failure, ended = exc, True
     finally:
-        if not ended:  # the client went away: recorded from a thread, since nothing here may wait now
-            threading.Thread(target=_abandoned, args=(opened, call), name="chat-abandoned", daemon=True).start()
+        if not ended:  # the client went away
+            slot.hand_off()
+            _TURN_THREADS.submit(_abandoned, opened, call, slot)
+    # Shielded too: the answer is recorded even if its client goes away meanwhile.
+    closing = _in_a_thread(_closed, opened=opened, call=call, failure=failure)
+    slot.hand_off()
+    closing.add_done_callback(slot.release)
     try:
-        ending = await asyncio.wrap_future(_in_a_thread(_closed, opened=opened, call=call, failure=failure))
+        ending = await asyncio.shield(asyncio.wrap_future(closing))
     except Exception as exc:  # the answer could not be recorded (the database went away meanwhile)
         yield _failure_event(exc, session_id=opened.session_id)
         return
@@ -155,17 +198,23 @@ async def _answered_on_the_loop(
 
 
 def _closed(*, opened: OpenedTurn, call: ai.StreamedCall, failure: Exception | None) -> list[Event]:
-    with calls_recorded_together():
+    ending = chat_turn_close(opened, error=failure)
+    try:
         call.record()
-        return chat_turn_close(opened, error=failure)
+    except Exception:  # the answer is stored: a lost record of the call must not say the turn failed
+        logger.exception("chat: recording the model call failed")
+    return ending
 
 
-def _abandon_once_opened(opening: Future) -> None:
-    if not opening.cancelled() and opening.exception() is None and opening.result().answer is not None:
-        _abandoned(opening.result(), None)
+def _abandon_once_opened(opening: Future, slot: _Slot) -> None:
+    try:
+        if not opening.cancelled() and opening.exception() is None and opening.result().answer is not None:
+            _abandoned(opening.result(), None, None)
+    finally:
+        slot.release()
 
 
-def _abandoned(opened: OpenedTurn, call: ai.StreamedCall | None) -> None:
+def _abandoned(opened: OpenedTurn, call: ai.StreamedCall | None, slot: _Slot | None) -> None:
     try:
         with calls_recorded_together():
             if call is not None:
@@ -175,6 +224,8 @@ def _abandoned(opened: OpenedTurn, call: ai.StreamedCall | None) -> None:
         logger.exception("chat: recording an abandoned answer failed")
     finally:
         connections.close_all()
+        if slot is not None:
+            slot.release()
 
 
 # The threads turns are prepared and recorded in, as many as turns may stream at once: waiting turns

@@ -1,5 +1,6 @@
 """The Celery application; tasks live in each app's ``tasks`` module."""
 
+import errno
 import logging
 import os
 import time
@@ -82,6 +83,7 @@ def _yield_to_people(sender=None, options=None, **kwargs) -> None:
 # starts each process) at niceness 10 still took as much of the processor as a web process, and in a
 # burst of chats a bulk job held half a core while people waited for their first word.
 AUTOGROUP = Path("/proc/self/autogroup")
+AUTOGROUP_ATTEMPTS = 5
 
 
 def _lower_session_group(niceness: int) -> None:
@@ -89,12 +91,22 @@ def _lower_session_group(niceness: int) -> None:
     holds only the worker and its pool; a shell's session is left alone) and the kernel groups by session."""
     if niceness <= 0 or os.getsid(0) != os.getpid():
         return
-    try:
-        if session_group_niceness() < niceness:
-            AUTOGROUP.write_text(str(niceness))
-    except (OSError, ValueError):  # no autogroups here, or not allowed: niceness alone applies
+    for attempt in range(AUTOGROUP_ATTEMPTS):
+        try:
+            if session_group_niceness() < niceness:
+                AUTOGROUP.write_text(str(niceness))
+        except ValueError:  # not the format expected: niceness alone applies
+            return
+        except OSError as exc:
+            # The kernel refuses changes that come too close together (two workers starting at once).
+            if exc.errno == errno.EAGAIN and attempt + 1 < AUTOGROUP_ATTEMPTS:
+                time.sleep(0.2)
+                continue
+            if exc.errno != errno.ENOENT:  # no autogroups here: niceness alone applies, nothing to say
+                logger.warning("could not lower the worker's session priority: %s", exc)
+            return
+        logger.info("worker session niceness %d", niceness)
         return
-    logger.info("worker session niceness %d", niceness)
 
 
 def session_group_niceness(pid: int | str = "self") -> int:

@@ -14,7 +14,7 @@ import pytest
 from django.db import connections
 
 from chat_app import services
-from chat_app.concurrency import Cancellation, preparations
+from chat_app.concurrency import Cancellation, preparations, turn_slots
 from chat_app.services import ChatRequest, chat_turn
 from chat_app.streaming import chat_events
 from retrieval_app.models import SearchTrace
@@ -256,3 +256,32 @@ def test_an_answer_keeps_giving_way_when_another_turn_ends_while_one_is_still_pr
     went_on, done = asyncio.run(scenario())
     assert not went_on, "the answer went on while a turn was still being prepared"
     assert done["message"].split() == ANSWER.split()
+
+
+def test_a_client_that_leaves_once_it_has_the_context_leaves_the_turn_ended_and_its_place_free(
+    user, hosted_llm, fake_llm, settings
+):
+    fake_llm.reply = lambda messages: ANSWER
+
+    async def scenario():
+        turn = _chat(user, streamed=True)
+        first = await turn.__anext__()
+        await turn.aclose()  # the connection closed as the context went out
+        return first
+
+    first = asyncio.run(scenario())
+    assert first.type == "context"
+    deadline = time.monotonic() + 20
+    trace = None
+    while time.monotonic() < deadline:
+        trace = SearchTrace.objects.filter(kind="chat").first()
+        if trace is not None and trace.outcome == SearchTrace.Outcome.DISCONNECTED:
+            break
+        time.sleep(0.05)
+    assert trace is not None and trace.outcome == SearchTrace.Outcome.DISCONNECTED
+    assert not Message.objects.filter(session_id=trace.session_id, role="assistant").exists()
+    assert not [r for r in fake_llm.requests if r["path"].endswith("/chat/completions")], "the model was never asked"
+    slots = turn_slots()
+    while time.monotonic() < deadline and slots._value < settings.CHAT_MAX_CONCURRENT_TURNS:
+        time.sleep(0.05)
+    assert slots._value == settings.CHAT_MAX_CONCURRENT_TURNS, "every turn's place is given back"
