@@ -157,26 +157,14 @@ async def _answered_on_the_loop(
     call = ai.StreamedCall(
         engine=engine, purpose="chat", owner_id=opened.turn.session.owner_id, session_id=opened.turn.session.id
     )
-    pause_s = settings.CHAT_STREAM_GIVE_WAY_MS / 1000
-    # Under steady load some turn is nearly always being prepared: the total keeps an answer from
-    # crawling at a piece a pause for its whole length.
-    left_s = settings.CHAT_STREAM_GIVE_WAY_TOTAL_MS / 1000
     failure: Exception | None = None
     ended = False
     try:
         for event in opened.events:
             yield event
-        if cancel.is_set():  # cancelled before the first word: the model is never called
-            answer.status = cancel.reason
-        else:
-            async with contextlib.aclosing(engine.astream(opened.turn.prompt.messages, call=call)) as pieces:
-                async for piece in pieces:
-                    if cancel.is_set():
-                        answer.status = cancel.reason
-                        break
-                    yield chat_turn_token(answer, piece, session_id=opened.session_id)
-                    if left_s > 0:
-                        left_s -= await preparations().give_way_on_loop(pause_s=min(pause_s, left_s), cancel=cancel)
+        async with contextlib.aclosing(_tokens(opened, engine=engine, call=call, cancel=cancel)) as tokens:
+            async for event in tokens:
+                yield event
         ended = True
     except Exception as exc:  # the model failed: recorded, and said, as the turn's ending
         failure, ended = exc, True
@@ -195,6 +183,29 @@ async def _answered_on_the_loop(
         return
     for event in ending:
         yield event
+
+
+async def _tokens(
+    opened: OpenedTurn, *, engine: ai.StreamingEngine, call: ai.StreamedCall, cancel: Cancellation
+) -> AsyncIterator[Event]:
+    """The model's answer as token events, giving way between two of them to the turns this process
+    prepares; until the answer ends or is cancelled (its status then says why)."""
+    answer = opened.answer
+    if cancel.is_set():  # cancelled before the first word: the model is never called
+        answer.status = cancel.reason
+        return
+    pause_s = settings.CHAT_STREAM_GIVE_WAY_MS / 1000
+    # Under steady load some turn is nearly always being prepared: the total keeps an answer from
+    # crawling at a piece a pause for its whole length.
+    left_s = settings.CHAT_STREAM_GIVE_WAY_TOTAL_MS / 1000
+    async with contextlib.aclosing(engine.astream(opened.turn.prompt.messages, call=call)) as pieces:
+        async for piece in pieces:
+            if cancel.is_set():
+                answer.status = cancel.reason
+                break
+            yield chat_turn_token(answer, piece, session_id=opened.session_id)
+            if left_s > 0:
+                left_s -= await preparations().give_way_on_loop(pause_s=min(pause_s, left_s), cancel=cancel)
 
 
 def _closed(*, opened: OpenedTurn, call: ai.StreamedCall, failure: Exception | None) -> list[Event]:
