@@ -162,7 +162,7 @@ async def _answered_on_the_loop(
     try:
         for event in opened.events:
             yield event
-        async with contextlib.aclosing(_tokens(opened, engine=engine, call=call, cancel=cancel)) as tokens:
+        async with contextlib.aclosing(_answer_tokens(opened, engine=engine, call=call, cancel=cancel)) as tokens:
             async for event in tokens:
                 yield event
         ended = True
@@ -185,7 +185,7 @@ async def _answered_on_the_loop(
         yield event
 
 
-async def _tokens(
+async def _answer_tokens(
     opened: OpenedTurn, *, engine: ai.StreamingEngine, call: ai.StreamedCall, cancel: Cancellation
 ) -> AsyncIterator[Event]:
     """The model's answer as token events, giving way between two of them to the turns this process

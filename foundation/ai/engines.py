@@ -170,6 +170,16 @@ class StreamedCall:
             self.fields = None
 
 
+def _streamed(messages: list[dict], produced: list[str], error: str) -> dict:
+    """What a streamed call is recorded with: its tokens each way, and why it failed (a cancelled answer
+    did not fail)."""
+    return {
+        "input_tokens": sum(estimate_tokens(str(m.get("content", ""))) for m in messages),
+        "output_tokens": estimate_tokens("".join(produced)),
+        "error": error if error != "cancelled" else "",
+    }
+
+
 def _record_generation(engine: TextEngine, purpose: str, started: float, owner_id: int | None, **fields) -> None:
     record_call(
         kind="generation",
@@ -497,16 +507,8 @@ class LiteLLMEngine:
             if error and close:
                 with contextlib.suppress(Exception):
                     close()
-            self._record(
-                purpose,
-                started,
-                owner_id,
-                input_tokens=sum(estimate_tokens(str(m.get("content", ""))) for m in messages),
-                output_tokens=estimate_tokens("".join(produced)),
-                error=error if error != "cancelled" else "",
-                # Recorded as the stream ends, in whatever context consumes it: the conversation is named.
-                session_id=session_id,
-            )
+            # Recorded as the stream ends, in whatever context consumes it: the conversation is named.
+            self._record(purpose, started, owner_id, session_id=session_id, **_streamed(messages, produced, error))
 
     async def astream(self, messages: list[dict], *, call: StreamedCall) -> AsyncIterator[str]:
         """``stream`` on an event loop: the same pieces, failures and records (left in ``call`` for a
@@ -533,11 +535,7 @@ class LiteLLMEngine:
             error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
-            call.fields = {
-                "input_tokens": sum(estimate_tokens(str(m.get("content", ""))) for m in messages),
-                "output_tokens": estimate_tokens("".join(produced)),
-                "error": error if error != "cancelled" else "",
-            }
+            call.fields = _streamed(messages, produced, error)
             if error and response is not None:
                 with contextlib.suppress(Exception):
                     await response.aclose()

@@ -75,6 +75,39 @@ async def _rest(turn, events: list) -> dict:
     return events[-1].data
 
 
+def _after_the_first_piece(user, release: threading.Event, *, meanwhile=None) -> tuple[bool, dict, list]:
+    """A streamed turn read up to its first piece; then whether another piece came within 0.6 s (after
+    ``meanwhile``, if given), before ``release`` is set; then its ``done`` data and all its events."""
+
+    async def scenario():
+        turn, events = _chat(user, streamed=True), []
+        async for event in turn:
+            events.append(event)
+            if event.type == "token":
+                break
+        following = asyncio.ensure_future(turn.__anext__())
+        if meanwhile is not None:
+            await asyncio.sleep(0.2)
+            meanwhile()
+        finished, _ = await asyncio.wait({following}, timeout=0.6)
+        release.set()
+        events.append(await following)
+        return bool(finished), await _rest(turn, events), events
+
+    return asyncio.run(scenario())
+
+
+def _ended_as_disconnected() -> SearchTrace | None:
+    """The chat turn's trace once it says the client went away (waiting up to 20 s for it)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        trace = SearchTrace.objects.filter(kind="chat").first()
+        if trace is not None and trace.outcome == SearchTrace.Outcome.DISCONNECTED:
+            return trace
+        time.sleep(0.05)
+    return None
+
+
 def _tokens(events) -> list[str]:
     return [event.data["token"] for event in events if event.type == "token"]
 
@@ -97,19 +130,7 @@ def test_an_answer_streaming_waits_while_another_turn_is_prepared_then_catches_u
     begin, release = held_preparation
     begin(user)
 
-    async def scenario():
-        turn, events = _chat(user, streamed=True), []
-        async for event in turn:
-            events.append(event)
-            if event.type == "token":
-                break
-        following = asyncio.ensure_future(turn.__anext__())
-        finished, _ = await asyncio.wait({following}, timeout=0.6)
-        release.set()
-        events.append(await following)
-        return bool(finished), await _rest(turn, events), events
-
-    went_on, done, events = asyncio.run(scenario())
+    went_on, done, events = _after_the_first_piece(user, release)
     assert not went_on, "no piece went out while the other turn was prepared"
     assert done["message"].split() == ANSWER.split() and "".join(_tokens(events)) == done["message"], "nothing lost"
 
@@ -217,14 +238,8 @@ def test_a_client_that_leaves_while_its_turn_is_prepared_leaves_it_ended_and_the
 
     asyncio.run(scenario())
     release.set()
-    deadline = time.monotonic() + 20
-    trace = None
-    while time.monotonic() < deadline:
-        trace = SearchTrace.objects.filter(kind="chat").first()
-        if trace is not None and trace.outcome == SearchTrace.Outcome.DISCONNECTED:
-            break
-        time.sleep(0.05)
-    assert trace is not None and trace.outcome == SearchTrace.Outcome.DISCONNECTED
+    trace = _ended_as_disconnected()
+    assert trace is not None, "the turn was ended as abandoned"
     assert Message.objects.filter(session_id=trace.session_id, role="user").count() == 1, "the question is kept"
     assert not Message.objects.filter(session_id=trace.session_id, role="assistant").exists()
     assert not [r for r in fake_llm.requests if r["path"].endswith("/chat/completions")], "the model was never asked"
@@ -239,21 +254,8 @@ def test_an_answer_keeps_giving_way_when_another_turn_ends_while_one_is_still_pr
     begin, release = held_preparation
     begin(user)
 
-    async def scenario():
-        turn, events = _chat(user, streamed=True), []
-        async for event in turn:
-            events.append(event)
-            if event.type == "token":
-                break
-        following = asyncio.ensure_future(turn.__anext__())
-        await asyncio.sleep(0.2)
-        preparations().wake()  # as when any other turn of the process ends, or is cancelled
-        finished, _ = await asyncio.wait({following}, timeout=0.6)
-        release.set()
-        events.append(await following)
-        return bool(finished), await _rest(turn, events)
-
-    went_on, done = asyncio.run(scenario())
+    # Woken as when any other turn of the process ends, or is cancelled.
+    went_on, done, _ = _after_the_first_piece(user, release, meanwhile=preparations().wake)
     assert not went_on, "the answer went on while a turn was still being prepared"
     assert done["message"].split() == ANSWER.split()
 
@@ -271,17 +273,11 @@ def test_a_client_that_leaves_once_it_has_the_context_leaves_the_turn_ended_and_
 
     first = asyncio.run(scenario())
     assert first.type == "context"
-    deadline = time.monotonic() + 20
-    trace = None
-    while time.monotonic() < deadline:
-        trace = SearchTrace.objects.filter(kind="chat").first()
-        if trace is not None and trace.outcome == SearchTrace.Outcome.DISCONNECTED:
-            break
-        time.sleep(0.05)
-    assert trace is not None and trace.outcome == SearchTrace.Outcome.DISCONNECTED
+    trace = _ended_as_disconnected()
+    assert trace is not None, "the turn was ended as abandoned"
     assert not Message.objects.filter(session_id=trace.session_id, role="assistant").exists()
     assert not [r for r in fake_llm.requests if r["path"].endswith("/chat/completions")], "the model was never asked"
-    slots = turn_slots()
+    slots, deadline = turn_slots(), time.monotonic() + 20
     while time.monotonic() < deadline and slots._value < settings.CHAT_MAX_CONCURRENT_TURNS:
         time.sleep(0.05)
     assert slots._value == settings.CHAT_MAX_CONCURRENT_TURNS, "every turn's place is given back"
