@@ -30,8 +30,12 @@ DATABASE = "recollect_bench_chat"
 
 
 def outside_model(owner, turns: int) -> dict:
-    """Per turn: everything before the first token plus everything after the last one."""
+    """Per turn: everything before the first token plus everything after the last one, in a process warmed
+    up as a web process is when it starts."""
     from chat_app.services import ChatRequest, chat_turn
+    from foundation.warmup import warm_up
+
+    warm_up()
 
     questions = [
         "What happened to the billing service last week?",

@@ -35,15 +35,28 @@ _broker_down_until = 0.0
 _registering = threading.Lock()
 
 
+def tasks_register() -> int:
+    """Imports the apps' task modules, the way a worker does when it starts; how many tasks are known.
+
+    A web process does it as it warms up (``foundation.warmup``), or else the first time it queues
+    something: once, under a lock, since two requests racing here (two uploads at once on a fresh server)
+    would otherwise see a half-registered set and lose a job as "not registered". It costs about a second
+    of processor (Celery checks the project's models and URLs as it imports them), which nobody's turn
+    should wait for."""
+    with _registering:
+        if not _registered.is_set():
+            current_app.loader.import_default_modules()
+            _registered.set()
+    return len(current_app.tasks)
+
+
+_registered = threading.Event()
+
+
 def _task(task_name: str):
     tasks = current_app.tasks
     if task_name not in tasks:
-        # A web process imports the apps' task modules the first time it queues something, the way a
-        # worker does when it starts; once, under a lock: two requests racing here (two uploads at once
-        # on a fresh server) would otherwise see a half-registered set and lose a job as "not registered".
-        with _registering:
-            if task_name not in tasks:
-                current_app.loader.import_default_modules()
+        tasks_register()
     return tasks[task_name]
 
 

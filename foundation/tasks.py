@@ -14,7 +14,7 @@ from foundation import embedding, task_names
 from foundation.ai import EmbeddingError
 from foundation.celery import app
 from foundation.queues import enqueue_on_commit, queued_tasks_send
-from foundation.warmup import model_warm
+from foundation.warmup import collector_settle, model_warm
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +116,7 @@ app.steps["consumer"].add(QueuedTasksSweep)
 @worker_process_init.connect
 def _warm_up_the_model(**kwargs) -> None:
     """Each pool process loads the embedding model as it starts, not with the first turn it embeds (a
-    second's wait for the first person after a start)."""
+    second's wait for the first person after a start), then sets what it holds aside from the collector."""
     if settings.WARM_UP_AT_START:
         model_warm()
+        collector_settle()

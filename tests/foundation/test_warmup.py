@@ -1,12 +1,17 @@
 """A process warms up as it starts: the model loaded and run once, each vector index walked, the index files
-read ahead where the database keeps them on this machine; a failure only leaves the process cold."""
+read ahead where the database keeps them on this machine, the task modules imported, and what it then holds
+set aside from Python's collector; a failure only leaves the process cold."""
+
+import gc
+import threading
 
 import pytest
+from celery import current_app
 
-from foundation import warmup
+from foundation import queues, task_names, warmup
 from foundation.ai.embeddings import embedding_backend
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("collector_restored")]
 
 
 def test_warming_up_loads_the_model_and_reads_the_index_files_ahead(library):
@@ -14,6 +19,20 @@ def test_warming_up_loads_the_model_and_reads_the_index_files_ahead(library):
     assert embedding_backend()._session is not None, "the model is loaded"
     assert done["index_files"] > 0, "the embedded database's index files were read ahead"
     assert done["model_ms"] >= 0 and done["ms"] >= done["model_ms"]
+
+
+def test_a_warm_process_queues_its_first_job_without_importing_anything_and_collects_little(monkeypatch):
+    imports = []
+    real_import = current_app.loader.import_default_modules
+    monkeypatch.setattr(queues, "_registered", threading.Event())  # a process that has not yet queued anything
+    monkeypatch.setattr(current_app.loader, "import_default_modules", lambda: imports.append(real_import()))
+    done = warmup.warm_up()
+    assert len(imports) == 1 and done["tasks"] == len(current_app.tasks)
+    queues.enqueue(task_names.EMBED_ROWS, "messages", [])
+    assert len(imports) == 1, "the first job queued imported nothing more"
+    assert done["settled_objects"] > 10_000 and gc.get_freeze_count() > 10_000, "what the process held is set aside"
+    assert gc.get_threshold() == warmup.COLLECTOR_THRESHOLDS
+    assert len(gc.get_objects(generation=2)) < done["settled_objects"] // 10, "a full collection walks little"
 
 
 def test_with_a_model_configured_its_client_is_loaded_without_asking_the_model_anything(hosted_llm):
