@@ -11,8 +11,8 @@ Rows are loaded as in ``bench/retrieval_latency.py`` (real embeddings of distinc
 little noise) into a database of its own (``recollect_bench_recall_scale``): ``--messages`` for the person
 asking and ``--each`` for each of ``--others`` people, in sessions of 50. Each question is a fresh sentence,
 embedded for real inside the timed call (``memory_recall``, what ``POST /api/memory/recall`` runs), after
-ten warm-up questions. Reported: p50/p95/max in milliseconds, and the recall's own stages (embedding, the
-retrievers, fusion) from its traces.
+the process has warmed up as a web process does and asked ten warm-up questions. Reported: p50/p95/max in
+milliseconds, and the recall's own stages (embedding, the retrievers, fusion) from its traces.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def main() -> None:
     from django.db import connection
 
     from bench.sessions import VectorPool, load_messages, sentence
+    from foundation.warmup import warm_up
     from retrieval_app.models import SearchTrace
     from retrieval_app.recall import memory_recall
     from sessions_app.models import Message
@@ -78,6 +79,7 @@ def main() -> None:
         f"{Message.objects.exclude(owner=owner).count()} of {users.objects.count() - 1} others",
         flush=True,
     )
+    warm_up()  # as a web process does when it starts
     for warm in range(10):
         memory_recall(owner=owner, query=sentence(random.Random(900 + warm)))
     timings = []

@@ -112,6 +112,7 @@ def main() -> None:
     from django.db import connection
 
     from bench.sessions import VectorPool, load_messages, sentence
+    from foundation.warmup import warm_up
     from retrieval_app.services import SearchOptions, retrieval_find, retrieval_search
     from sessions_app import services
 
@@ -139,6 +140,7 @@ def main() -> None:
         flush=True,
     )
 
+    warm_up()  # as a web process does when it starts
     session = services.session_create(owner=owner, title="bench")
     services.message_bulk_create(
         session=session,
