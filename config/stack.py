@@ -44,7 +44,7 @@ from pathlib import Path
 from django.conf import settings
 
 from config import embedded
-from config.webcheck import web_trouble
+from config.webcheck import web_ready, web_trouble
 from foundation.celery import BULK_QUEUE, INTERACTIVE_QUEUE
 
 STOP_TIMEOUT_S = 20.0
@@ -364,14 +364,20 @@ def _supervise(children: list[_Child], *, base_url: str, signals: list[int]) -> 
         if now - servers_checked >= SERVERS_CHECK_S:
             _revive_servers()
             servers_checked = now
-        if ready_by is not None and _announced_readiness(base_url, now=now, ready_by=ready_by):
+        if ready_by is not None and _announced_readiness(
+            base_url, [child.health for child in children if child.health], now=now, ready_by=ready_by
+        ):
             ready_by = None
         time.sleep(SUPERVISE_TICK_S)
 
 
-def _announced_readiness(base_url: str, *, now: float, ready_by: float) -> bool:
-    """Says the site is ready, or that it is not healthy by ``ready_by``: whether it has said so."""
+def _announced_readiness(base_url: str, web_sockets: list[str], *, now: float, ready_by: float) -> bool:
+    """Says the site is ready, or that it is not healthy by ``ready_by``: whether it has said so. Ready is
+    the site answering well on its port, and each web process (asked on its own socket, ``web_sockets``)
+    warmed up: the first person after a start then waits for nobody's model or indexes to load."""
     readiness = _health(f"{base_url}{HEALTH_PATH}")
+    if readiness == "ready" and not all(web_ready(HEALTH_PATH, unix_socket=path) for path in web_sockets):
+        readiness = "a web process is still warming up"
     if readiness == "ready":
         print(
             f"[recollect] ready at {base_url}/  (chat {base_url}/chat/, admin {base_url}/admin/,"

@@ -82,6 +82,15 @@ def web_trouble(
     return None
 
 
+def web_ready(url: str, *, timeout: float = ANSWER_TIMEOUT_S, unix_socket: str | None = None) -> bool:
+    """Whether the server (the one listening on ``unix_socket``, when given) says all is well: its database,
+    Redis and connections, and that it has warmed up since it started."""
+    try:
+        return json.loads(_ask(url, unix_socket=unix_socket, timeout=timeout, host=None)).get("status") == "ok"
+    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError, AttributeError):
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m config.webcheck", description=__doc__.splitlines()[0])
     parser.add_argument("url", nargs="?", default=DEFAULT_URL)

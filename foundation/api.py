@@ -225,6 +225,7 @@ class HealthView(APIView):
                 "database": serializers.DictField(),
                 "connections": serializers.DictField(),
                 "redis": serializers.DictField(),
+                "warm": serializers.DictField(),
                 "workers": serializers.DictField(required=False),
                 "queues": serializers.DictField(required=False),
                 "problems": serializers.ListField(child=serializers.CharField(), required=False),

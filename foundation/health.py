@@ -14,6 +14,7 @@ from django.db.migrations.loader import MigrationLoader
 
 from foundation.celery import QUEUES, SENT_AT_HEADER, app
 from foundation.connections import pool_status, release_database_connections
+from foundation.warmup import warm_status
 
 # kombu's Redis transport keeps a queue as a list (new messages pushed on the left, taken from the
 # right), plus one list per priority step named with this separator; messages taken but not yet
@@ -256,9 +257,16 @@ def cached_workers_report() -> dict[str, Any]:
 
 
 def health_report(*, include_workers: bool = False, fresh: bool = True) -> dict[str, Any]:
-    """The database (does it answer?), this process's connections (can it get one?), Redis, and with
+    """The database (does it answer?), this process's connections (can it get one?), Redis, whether this
+    process has warmed up since it started (until then it answers, more slowly: the status says
+    "degraded", so that a balancer or the run command sends people elsewhere meanwhile), and with
     ``include_workers`` the workers and queues (``fresh``, or as checked a few seconds ago)."""
-    report: dict[str, Any] = {"database": database_status(), "connections": pool_status(), "redis": redis_status()}
+    report: dict[str, Any] = {
+        "database": database_status(),
+        "connections": pool_status(),
+        "redis": redis_status(),
+        "warm": warm_status(),
+    }
     if include_workers:
         report.update(workers_report() if fresh else cached_workers_report())
     report["status"] = "ok" if all(part["ok"] for part in report.values() if isinstance(part, dict)) else "degraded"

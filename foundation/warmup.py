@@ -123,10 +123,29 @@ def warm_up() -> dict:
     return done
 
 
+# Set while this process warms up in the background: its health check says so (``warm_status``), and the
+# run command says the site is ready only once every web process has warmed up.
+_warming = threading.Event()
+
+
+def warm_status() -> dict:
+    """Whether this process has finished warming up (a process that does not warm up is as warm as it
+    gets): the health check's ``warm``."""
+    return {"ok": not _warming.is_set()}
+
+
 def warm_up_in_background() -> threading.Thread | None:
     """Starts ``warm_up`` in a thread of its own, when WARM_UP_AT_START is on."""
     if not settings.WARM_UP_AT_START:
         return None
-    thread = threading.Thread(target=warm_up, name="warm-up", daemon=True)
+    _warming.set()
+
+    def warming() -> None:
+        try:
+            warm_up()
+        finally:
+            _warming.clear()
+
+    thread = threading.Thread(target=warming, name="warm-up", daemon=True)
     thread.start()
     return thread

@@ -92,6 +92,7 @@ def test_run_starts_everything_serves_http_and_stops_cleanly_then_reuses_its_dat
         code, output = _stop(first)
     assert code == 0, output
     assert "stopped." in output
+    assert output.rindex("warmed up in") < output.index("[recollect] ready at"), "ready before the web processes warmed"
     assert not _servers_running(var), "the embedded servers outlived the last process using them"
 
     password = (var / "initial-admin-password").read_text().strip()

@@ -53,3 +53,16 @@ def test_a_warm_up_that_fails_leaves_the_process_cold_but_running(monkeypatch):
 def test_it_runs_in_a_thread_of_its_own_only_when_asked(settings):
     settings.WARM_UP_AT_START = False
     assert warmup.warm_up_in_background() is None
+
+
+def test_a_process_warming_up_says_so_in_its_health_check_until_it_is_warm(settings, monkeypatch, api_client):
+    settings.WARM_UP_AT_START = True
+    release = threading.Event()
+    monkeypatch.setattr(warmup, "warm_up", lambda: release.wait(10))
+    thread = warmup.warm_up_in_background()
+    warming = api_client.get("/api/health")
+    release.set()
+    thread.join(10)
+    warm = api_client.get("/api/health")
+    assert warming.status_code == 503 and warming.json()["warm"] == {"ok": False}
+    assert warm.status_code == 200 and warm.json()["warm"] == {"ok": True}
