@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Case, ExpressionWrapper, FloatField, QuerySet, Value, When
@@ -38,15 +39,18 @@ def nearest_neighbours(
     limit: int,
     field: str = "embedding",
     sized_by: QuerySet | None = None,
-) -> list:
-    """The ``limit`` rows of ``queryset`` nearest to ``embedding`` by cosine distance, nearest first.
+    key: str = "pk",
+) -> list[tuple[Any, float]]:
+    """The ``limit`` rows of ``queryset`` nearest to ``embedding`` by cosine distance, nearest first, as
+    (``key``, distance) pairs: a distance is 0 for identical, 2 for opposite (plain values, since a turn
+    ranks a few hundred rows and building a model object for each cost more than reading it).
 
-    Each row carries ``distance`` (0 identical, 2 opposite). Only rows embedded by ``model_name`` are
-    compared. The filter in ``queryset`` (an owner, an agent, a URI subtree) never costs results:
-    when it leaves at most ``VECTOR_EXACT_SCAN_MAX_ROWS`` rows they are ranked exactly, which for so
-    few rows is also fast. Above that the HNSW index answers, with pgvector's iterative scan (set on
-    every connection) walking on until enough rows pass the filter; should it still come back short
-    (its scan limit reached on a very selective filter), the rows are ranked exactly after all.
+    Only rows embedded by ``model_name`` are compared. The filter in ``queryset`` (an owner, an agent, a
+    URI subtree) never costs results: when it leaves at most ``VECTOR_EXACT_SCAN_MAX_ROWS`` rows they are
+    ranked exactly, which for so few rows is also fast. Above that the HNSW index answers, with pgvector's
+    iterative scan (set on every connection) walking on until enough rows pass the filter; should it still
+    come back short (its scan limit reached on a very selective filter), the rows are ranked exactly after
+    all.
 
     ``sized_by`` is a broader filter whose size decides between the two, when ``queryset`` narrows it in
     a way that changes with every call (recall leaves out the asking session): its size is remembered,
@@ -57,14 +61,14 @@ def nearest_neighbours(
     sized = candidates if sized_by is None else sized_by.filter(**embedded)
     distance = cosine_to(embedding, field)
     if has_more_rows_than(sized, settings.VECTOR_EXACT_SCAN_MAX_ROWS):
-        found = list(candidates.annotate(distance=distance).order_by("distance")[:limit])
+        found = list(candidates.annotate(distance=distance).order_by("distance").values_list(key, "distance")[:limit])
         if len(found) == limit:
             return found
     # Sorting by distance + 0 keeps the sort key from matching the HNSW operator, so PostgreSQL ranks
     # the filtered rows exactly instead of walking the graph past other tenants' rows; the same
     # expression in the select list means it is computed once per row.
     exact = ExpressionWrapper(distance + Value(0.0), output_field=FloatField())
-    return list(candidates.annotate(distance=exact).order_by("distance")[:limit])
+    return list(candidates.annotate(distance=exact).order_by("distance").values_list(key, "distance")[:limit])
 
 
 def has_more_rows_than(queryset: QuerySet, cap: int) -> bool:

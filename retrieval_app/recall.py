@@ -213,18 +213,16 @@ def _dense(
     if query.vector is None:
         return []
     nearest = nearest_neighbours(
-        queryset=scope.only("pk"), embedding=query.vector, model_name=query.model, limit=pool, sized_by=sized_by
+        queryset=scope, embedding=query.vector, model_name=query.model, limit=pool, sized_by=sized_by
     )
-    found = {m.pk: 1 - m.distance for m in nearest}
+    found = {pk: 1 - distance for pk, distance in nearest}
     if query.span is not None:
         # A question about a time also gets the nearest of what was said then, however far down the
         # whole history's ranking it would come.
         then = scope.filter(created_at__gte=query.span.start, created_at__lt=query.span.end)
-        nearest = nearest_neighbours(
-            queryset=then.only("pk"), embedding=query.vector, model_name=query.model, limit=pool // 2
-        )
-        for message in nearest:
-            found.setdefault(message.pk, 1 - message.distance)
+        nearest = nearest_neighbours(queryset=then, embedding=query.vector, model_name=query.model, limit=pool // 2)
+        for pk, distance in nearest:
+            found.setdefault(pk, 1 - distance)
     return sorted(found.items(), key=lambda item: (-item[1], item[0]))
 
 

@@ -291,8 +291,8 @@ def dense_uris(queryset: QuerySet, query: Query, *, limit: int, key: str = "uri"
     """The rows nearest the query vector, as (key, similarity), best first."""
     if query.vector is None:
         return []
-    rows = nearest_neighbours(queryset=queryset.only(key), embedding=query.vector, model_name=query.model, limit=limit)
-    return [(getattr(row, key), 1 - row.distance) for row in rows]
+    rows = nearest_neighbours(queryset=queryset, embedding=query.vector, model_name=query.model, limit=limit, key=key)
+    return [(value, 1 - distance) for value, distance in rows]
 
 
 def informative_lexemes(queryset: QuerySet, lexemes: Sequence[str]) -> tuple[str, ...]:
