@@ -11,6 +11,7 @@ def test_anyone_sees_whether_the_service_is_healthy_but_not_its_versions(api_cli
         "database": {"ok": True},
         "connections": {"ok": True},
         "redis": {"ok": True},
+        "warm": {"ok": True},
         "status": "ok",
     }
 
