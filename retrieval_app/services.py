@@ -35,7 +35,7 @@ from retrieval_app.recall import recall_messages
 from retrieval_app.traces import Run, search_trace_dict, search_trace_record
 from sessions_app.models import ChatSession, Memory
 from sessions_app.selectors import memory_source_message_ids, session_summary_text
-from sessions_app.services import SearchContext, WorkingSet, session_search_context, working_set_update
+from sessions_app.services import SearchContext, session_search_context, working_set_update
 
 logger = logging.getLogger(__name__)
 
@@ -423,7 +423,6 @@ def _session_search(
     )
     working_set_update(
         session_id=str(session.id),
-        current=asked.working_set,
         resolved_terms=asked.decision.resolved_terms,
         documents=list(dict.fromkeys(h.doc_id for h in hits if h.doc_id)),
         sections=list(dict.fromkeys(h.uri.rsplit("/", 1)[0] for h in hits if h.kind == "chunk")),
@@ -444,8 +443,6 @@ class _Asked:
     decision: rewriting.Rewrite
     # The question as the person put it, embedded: the same as ``query`` unless it was rewritten.
     as_asked: retrievers.Query
-    # The session's working set as read with it, which the search then updates.
-    working_set: WorkingSet
 
 
 def _asked_in_session(run: Run, session: ChatSession, options: SearchOptions) -> _Asked:
@@ -471,14 +468,7 @@ def _asked_in_session(run: Run, session: ChatSession, options: SearchOptions) ->
     else:
         embedded, asked_lexemes = _embedded_query(run, decision.query, terms_also_of=asked.text)
         as_asked = replace(asked, lexemes=asked_lexemes)
-    return _Asked(
-        query=embedded,
-        context=context,
-        context_plan=context_plan,
-        decision=decision,
-        as_asked=as_asked,
-        working_set=session_context.working_set,
-    )
+    return _Asked(query=embedded, context=context, context_plan=context_plan, decision=decision, as_asked=as_asked)
 
 
 def _with_other_sources(

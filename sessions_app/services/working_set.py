@@ -82,14 +82,11 @@ def working_set_update(
     resolved_terms: dict[str, str] | None = None,
     documents: Sequence[str] = (),
     sections: Sequence[str] = (),
-    current: WorkingSet | None = None,
 ) -> WorkingSet:
-    """Merges what a turn returned into the working set; the most recent documents and sections first.
-    ``current`` is the working set as the turn read it already (saves reading it again)."""
+    """Merges what a turn returned into the working set; the most recent documents and sections first."""
     if not settings.ENABLE_SESSION_MEMORY:
         return WorkingSet()
-    if current is None:
-        current = working_set_get(session_id=session_id)
+    current = working_set_get(session_id=session_id)
     terms = {**current.resolved_terms, **(resolved_terms or {})}
     updated = WorkingSet(
         resolved_terms=dict(list(terms.items())[-MAX_TERMS:]),

@@ -5,7 +5,6 @@ the stored trace, and bad input."""
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 
 from retrieval_app.models import SearchTrace
 from sessions_app import services as sessions
@@ -208,21 +207,6 @@ def test_documents_active_in_the_session_are_boosted_but_not_a_filter(auth_clien
         format="json",
     ).json()
     assert body["results"][0]["doc_id"] == str(library["router"].id)
-
-
-def test_a_search_reads_its_sessions_working_set_once_and_keeps_what_it_held(auth_client, user, library, monkeypatch):
-    session = sessions.session_create(owner=user)
-    sessions.working_set_update(session_id=str(session.id), documents=[str(library["router"].id)])
-    reads = []
-    real_get = cache.get
-    monkeypatch.setattr(cache, "get", lambda key, *args, **kwargs: reads.append(key) or real_get(key, *args, **kwargs))
-    response = auth_client.post(
-        "/api/retrieval/search", {"query": "descale the kettle", "session_id": str(session.id)}, format="json"
-    )
-    assert response.status_code == 200
-    assert len([key for key in reads if "working-set" in key]) == 1, "the working set was read again to update it"
-    documents = sessions.working_set_get(session_id=str(session.id)).active_documents
-    assert documents[0] == str(library["kettle"].id) and str(library["router"].id) in documents
 
 
 def test_memories_and_earlier_conversations_join_as_their_own_source(auth_client, user, library):
