@@ -150,10 +150,10 @@ def _database() -> dict:
     )
     # Recollect's sessions are told apart from others' in pg_stat_activity.
     options.setdefault("application_name", env_str("DATABASE_APPLICATION_NAME", "recollect"))
-    # Parameters travel beside the statement instead of being written into it (a question's vector is
-    # 384 numbers, in half a dozen statements of a turn), and a statement run again on a connection is
-    # prepared once: a turn's own time went from p50 80-82 / p95 97-102 to p50 75-82 / p95 88-97 ms.
-    # Off (false) behind a connection pooler in transaction mode, which cannot keep prepared statements.
+    # Parameters travel beside the statement instead of being written into it: a question's vector is 384
+    # numbers, in half a dozen statements of a turn, which client-side binding quoted into each. A turn's own
+    # time went from p50 80-82 / p95 97-102 to p50 75-82 / p95 88-97 ms. Statements are not prepared (Django
+    # leaves psycopg's prepare_threshold off), so a migration or a pooler in transaction mode is no concern.
     options.setdefault("server_side_binding", env_bool("DATABASE_SERVER_SIDE_BINDING", True))
     return config
 
