@@ -346,51 +346,69 @@ def _children(listener: socket.socket, *, concurrency: int, web_processes: int) 
 
 def _supervise(children: list[_Child], *, base_url: str, signals: list[int]) -> None:
     """Keeps the children and the embedded servers up until a stop is asked for, and says once when the
-    site is ready (or that it is not, after READY_TIMEOUT_S)."""
+    site is ready (and, after READY_TIMEOUT_S, that it is not yet)."""
     watches = [
         (child, _HealthWatch(HEALTH_PATH, settings.HEALTH_RESTART_AFTER_S, unix_socket=child.health))
         for child in children
         if child.health
     ]
-    ready_by: float | None = time.monotonic() + READY_TIMEOUT_S
+    readiness = _Readiness(base_url, [child.health for child in children if child.health])
     servers_checked = time.monotonic()
     while not signals:
         now = time.monotonic()
         for child in children:
             child.check(now)
-        if ready_by is None:
+        if readiness.settled:
             for daphne, watch in watches:
                 watch.check(now, daphne)
         if now - servers_checked >= SERVERS_CHECK_S:
             _revive_servers()
             servers_checked = now
-        if ready_by is not None and _announced_readiness(
-            base_url, [child.health for child in children if child.health], now=now, ready_by=ready_by
-        ):
-            ready_by = None
+        if not readiness.said_ready:
+            readiness.check(now)
         time.sleep(SUPERVISE_TICK_S)
 
 
-def _announced_readiness(base_url: str, web_sockets: list[str], *, now: float, ready_by: float) -> bool:
-    """Says the site is ready, or that it is not healthy by ``ready_by``: whether it has said so. Ready is
-    the site answering well on its port, and each web process (asked on its own socket, ``web_sockets``)
-    warmed up: the first person after a start then waits for nobody's model or indexes to load."""
-    readiness = _health(f"{base_url}{HEALTH_PATH}")
-    if readiness == "ready" and not all(web_ready(HEALTH_PATH, unix_socket=path) for path in web_sockets):
-        readiness = "a web process is still warming up"
-    if readiness == "ready":
-        print(
-            f"[recollect] ready at {base_url}/  (chat {base_url}/chat/, admin {base_url}/admin/,"
-            f" dashboard {base_url}/admin/ops/,"
-            f" API docs {base_url}/api/docs/)."
-            " Ctrl-C stops everything.",
-            flush=True,
-        )
-        return True
-    if now > ready_by:
-        print(f"[recollect] not healthy after {READY_TIMEOUT_S:.0f}s; still running. Health said: {readiness}")
-        return True
-    return False
+class _Readiness:
+    """Says once that the site is ready: it answers well on its port, and each web process (asked on its
+    own socket, ``web_sockets``) has warmed up, so that the first person after a start waits for nobody's
+    model or indexes to load. Should that take more than READY_TIMEOUT_S, it says so, and still says
+    "ready" when it comes. ``settled``: either said, when restarting a web process in trouble may begin."""
+
+    def __init__(self, base_url: str, web_sockets: list[str]) -> None:
+        self.base_url, self.web_sockets = base_url, web_sockets
+        self.deadline = time.monotonic() + READY_TIMEOUT_S
+        self.said_ready = self.said_late = False
+        self.checked = 0.0
+
+    @property
+    def settled(self) -> bool:
+        return self.said_ready or self.said_late
+
+    def check(self, now: float) -> None:
+        if self.said_late and now - self.checked < HEALTH_CHECK_INTERVAL_S:
+            return  # late already: no need to ask five times a second
+        self.checked = now
+        readiness = _health(f"{self.base_url}{HEALTH_PATH}")
+        if readiness == "ready" and not all(web_ready(HEALTH_PATH, unix_socket=path) for path in self.web_sockets):
+            readiness = "a web process is still warming up"
+        if readiness == "ready":
+            base_url = self.base_url
+            print(
+                f"[recollect] ready at {base_url}/  (chat {base_url}/chat/, admin {base_url}/admin/,"
+                f" dashboard {base_url}/admin/ops/,"
+                f" API docs {base_url}/api/docs/)."
+                " Ctrl-C stops everything.",
+                flush=True,
+            )
+            self.said_ready = True
+        elif now > self.deadline and not self.said_late:
+            print(
+                f"[recollect] not healthy after {READY_TIMEOUT_S:.0f}s; still running, and will say when it is."
+                f" Health said: {readiness}",
+                flush=True,
+            )
+            self.said_late = True
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ task modules imported (the first job a process queues would otherwise cost it a 
 last, what the process then holds set aside from Python's collector (``collector_settle``).
 
 Web processes warm up in a thread of their own as they start (``config.asgi``), without delaying their
-first answer; worker processes as they fork (``foundation.celery``). WARM_UP_AT_START turns it off.
+first answer; worker processes as they fork (``foundation.tasks``). WARM_UP_AT_START turns it off.
 """
 
 from __future__ import annotations
@@ -126,19 +126,24 @@ def warm_up() -> dict:
 # Set while this process warms up in the background: its health check says so (``warm_status``), and the
 # run command says the site is ready only once every web process has warmed up.
 _warming = threading.Event()
+_warming_since = 0.0
+# A warm-up still running after this long no longer holds the process out: one that hangs (a hosted
+# embedding model that does not answer) must not keep it out of a balancer's rotation for good.
+WARMING_HELD_S = 120.0
 
 
 def warm_status() -> dict:
     """Whether this process has finished warming up (a process that does not warm up is as warm as it
-    gets): the health check's ``warm``."""
-    return {"ok": not _warming.is_set()}
+    gets, and one still at it after WARMING_HELD_S counts as warm): the health check's ``warm``."""
+    held = _warming.is_set() and time.monotonic() - _warming_since < WARMING_HELD_S
+    return {"ok": not held}
 
 
 def warm_up_in_background() -> threading.Thread | None:
     """Starts ``warm_up`` in a thread of its own, when WARM_UP_AT_START is on."""
+    global _warming_since
     if not settings.WARM_UP_AT_START:
         return None
-    _warming.set()
 
     def warming() -> None:
         try:
@@ -147,5 +152,11 @@ def warm_up_in_background() -> threading.Thread | None:
             _warming.clear()
 
     thread = threading.Thread(target=warming, name="warm-up", daemon=True)
-    thread.start()
+    _warming_since = time.monotonic()
+    _warming.set()
+    try:
+        thread.start()
+    except BaseException:
+        _warming.clear()
+        raise
     return thread

@@ -8,7 +8,7 @@ import threading
 import pytest
 from celery import current_app
 
-from foundation import queues, task_names, warmup
+from foundation import queues, warmup
 from foundation.ai.embeddings import embedding_backend
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("collector_restored")]
@@ -28,8 +28,8 @@ def test_a_warm_process_queues_its_first_job_without_importing_anything_and_coll
     monkeypatch.setattr(current_app.loader, "import_default_modules", lambda: imports.append(real_import()))
     done = warmup.warm_up()
     assert len(imports) == 1 and done["tasks"] == len(current_app.tasks)
-    queues.enqueue(task_names.EMBED_ROWS, "messages", [])
-    assert len(imports) == 1, "the first job queued imported nothing more"
+    queues.tasks_register()
+    assert len(imports) == 1, "the task modules are imported once per process"
     assert done["settled_objects"] > 10_000 and gc.get_freeze_count() > 10_000, "what the process held is set aside"
     assert gc.get_threshold() == warmup.COLLECTOR_THRESHOLDS
     assert len(gc.get_objects(generation=2)) < done["settled_objects"] // 10, "a full collection walks little"
@@ -66,3 +66,17 @@ def test_a_process_warming_up_says_so_in_its_health_check_until_it_is_warm(setti
     warm = api_client.get("/api/health")
     assert warming.status_code == 503 and warming.json()["warm"] == {"ok": False}
     assert warm.status_code == 200 and warm.json()["warm"] == {"ok": True}
+
+
+def test_a_warm_up_that_hangs_does_not_hold_the_process_out_for_good(settings, monkeypatch, api_client):
+    settings.WARM_UP_AT_START = True
+    release = threading.Event()
+    monkeypatch.setattr(warmup, "warm_up", lambda: release.wait(10))
+    monkeypatch.setattr(warmup, "WARMING_HELD_S", 0.0)
+    thread = warmup.warm_up_in_background()
+    try:
+        response = api_client.get("/api/health")
+    finally:
+        release.set()
+        thread.join(10)
+    assert response.status_code == 200 and response.json()["warm"] == {"ok": True}
