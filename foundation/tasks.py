@@ -4,10 +4,11 @@ in the database while the broker was down (see ``queues``) and embeds rows whose
 
 from __future__ import annotations
 
+import gc
 import logging
 
 from celery import bootsteps, shared_task
-from celery.signals import worker_process_init
+from celery.signals import worker_init, worker_process_init
 from django.conf import settings
 
 from foundation import embedding, task_names
@@ -111,6 +112,14 @@ class QueuedTasksSweep(bootsteps.StartStopStep):
 
 # A worker imports this module before it builds its consumer, so the step is part of every worker.
 app.steps["consumer"].add(QueuedTasksSweep)
+
+
+@worker_init.connect
+def _set_aside_before_forking(**kwargs) -> None:
+    """A worker's main process sets what it holds aside from the collector before it forks its pool
+    processes: their collections then never walk, and so never copy, the memory they share with it."""
+    if settings.WARM_UP_AT_START:
+        gc.freeze()
 
 
 @worker_process_init.connect
