@@ -25,10 +25,15 @@ def _vector_text(values: tuple[float, ...]) -> str:
     return Vector(list(values)).to_text()
 
 
+def vector_text(embedding: Sequence[float]) -> str:
+    """``embedding`` in the text form PostgreSQL reads as a ``vector``: built once per query vector and
+    reused, since writing out 384 numbers costs more than a comparison."""
+    return _vector_text(tuple(embedding))
+
+
 def cosine_to(embedding: Sequence[float], field: str = "embedding") -> CosineDistance:
-    """``field``'s cosine distance to ``embedding``. The vector's text form (what PostgreSQL reads) is
-    built once and reused, since writing out 384 numbers costs more than the comparison."""
-    return CosineDistance(field, Value(_vector_text(tuple(embedding))))
+    """``field``'s cosine distance to ``embedding``."""
+    return CosineDistance(field, Value(vector_text(embedding)))
 
 
 def nearest_neighbours(
