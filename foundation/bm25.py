@@ -154,7 +154,9 @@ def bm25_rank(
     """
     if not lexemes:
         return []
-    scope = _scope_sql(queryset)
+    # One scope for the statistics and the ranking: its key column does not change what is counted, and
+    # building the scope's SQL costs more than running it.
+    scope = _scope_sql(queryset, key)
     statistics = statistics or term_statistics(queryset, lexemes, scope)
     # Each stem once: a text is scored once per stem it holds, however the query repeats it.
     asked = dict.fromkeys(lexemes)
@@ -162,7 +164,7 @@ def bm25_rank(
     if not weights:
         return []
     average = statistics.average_length
-    sql, params = scope if key == "pk" else _scope_sql(queryset, key)
+    sql, params = scope
     tsquery = " | ".join(quoted(lexeme) for lexeme, _ in weights)
     key = _key_column(queryset, key)
     norm = "(1 - %s + %s * length(scope.search_vector) / %s)"

@@ -17,16 +17,13 @@ from django.db.models import (
     Count,
     Exists,
     ExpressionWrapper,
-    F,
     Func,
     IntegerField,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
-    Sum,
     TextField,
-    Window,
 )
 from django.db.models.functions import Cast, Coalesce
 
@@ -278,18 +275,37 @@ def session_ranked_overviews(
         return [overview for (overview,) in cursor.fetchall()]
 
 
+# Newest first, while the turns before each one hold less than PAGE_MAX_BYTES (so the newest is always
+# there): a thousand turns of 100,000 characters are not one answer of 100 MB. Written out rather than
+# built through the ORM: every turn asks it, and building it cost more than running it.
+_MESSAGE_BYTES = "(COALESCE(OCTET_LENGTH(content), 0) + COALESCE(OCTET_LENGTH(metadata::text), 0))"
+_RECENT_SQL = (
+    f"SELECT id, seq, role, content, created_at, metadata FROM (SELECT id, seq, role, content, created_at,"  # noqa: S608
+    f" metadata, {_MESSAGE_BYTES} AS own_bytes, SUM({_MESSAGE_BYTES}) OVER (ORDER BY seq DESC) AS running_bytes"
+    f" FROM {Message._meta.db_table} WHERE session_id = %s AND archive_id IS NULL) AS recent"
+    " WHERE running_bytes < own_bytes + %s ORDER BY seq DESC LIMIT %s"
+)
+
+
 def session_recent_for_search(*, session: ChatSession, max_messages: int) -> list[dict[str, Any]]:
     """The session's latest live (uncommitted) turns, oldest first, as a search is handed them."""
-    # Newest first, while the turns before each one hold less than PAGE_MAX_BYTES (so the newest is always
-    # there): a thousand turns of 100,000 characters are not one answer of 100 MB.
-    size = _text_bytes("content", "metadata")
-    recent = list(
-        Message.objects.filter(session=session, archive__isnull=True)
-        .annotate(own_bytes=size, running_bytes=Window(Sum(size), order_by=F("seq").desc()))
-        .filter(running_bytes__lt=F("own_bytes") + PAGE_MAX_BYTES)
-        .order_by("-seq")
-        .values("id", "seq", "role", "content", "created_at", "metadata")[: max(0, max_messages)]
-    )
+    if max_messages <= 0:
+        return []
+    metadata = Message._meta.get_field("metadata")
+    with connection.cursor() as cursor:
+        cursor.execute(_RECENT_SQL, (session.pk, PAGE_MAX_BYTES, max_messages))
+        rows = cursor.fetchall()
+    recent = [
+        {
+            "id": id_,
+            "seq": seq,
+            "role": role,
+            "content": content,
+            "created_at": created_at,
+            "metadata": metadata.from_db_value(raw, None, connection),
+        }
+        for id_, seq, role, content, created_at, raw in rows
+    ]
     return list(reversed(recent))
 
 
