@@ -29,22 +29,61 @@ class Cancellation(threading.Event):
 
 
 _SLOTS: dict[int, threading.BoundedSemaphore] = {}
-_GATES: dict[int, threading.BoundedSemaphore] = {}
+_GATES: dict[int, DatabaseGate] = {}
+
+
+class DatabaseGate:
+    """A bounded number of turns using the database at once, where a turn recording its finished answer
+    goes before the turns waiting to be prepared: its person is waiting for the end of their answer (the
+    ``done`` event, the answer kept), and recording takes a few milliseconds, where preparing takes tens.
+    Under steady load (``bench/load.py``) an answer's recording otherwise queued behind every turn that
+    arrived while it streamed."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._free = size
+        self._first_waiting = 0
+        self._changed = threading.Condition()
+
+    @property
+    def waiting_first(self) -> int:
+        """How many turns are waiting to record their answer."""
+        return self._first_waiting
+
+    @contextlib.contextmanager
+    def entered(self, *, first: bool = False) -> Iterator[None]:
+        with self._changed:
+            if first:
+                self._first_waiting += 1
+                try:
+                    self._changed.wait_for(lambda: self._free > 0)
+                finally:
+                    self._first_waiting -= 1
+            else:
+                self._changed.wait_for(lambda: self._free > 0 and not self._first_waiting)
+            self._free -= 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._free += 1
+                self._changed.notify_all()
 
 
 @contextlib.contextmanager
-def database_turn() -> Iterator[None]:
+def database_turn(*, first: bool = False) -> Iterator[None]:
     """The gate below, entered without holding a connection (a thread waiting at the gate with one
-    would starve the threads inside it) and left having handed its connections back."""
+    would starve the threads inside it) and left having handed its connections back. ``first``: ahead of
+    the turns waiting to be prepared (an answer being recorded)."""
     release_database_connections()
-    with _database_gate():
+    with _database_gate().entered(first=first):
         try:
             yield
         finally:
             release_database_connections()
 
 
-def _database_gate() -> threading.BoundedSemaphore:
+def _database_gate() -> DatabaseGate:
     """Turns using the database at once (recording, searching, assembling): CHAT_TURNS_PREPARED_AT_ONCE,
     and below the connection pool's size, so that a burst of turns queues here instead of timing out on
     the pool. Preparing a turn is mostly Python, which runs on one core per process: a few at once keep
@@ -55,7 +94,7 @@ def _database_gate() -> threading.BoundedSemaphore:
     pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
     pool_size = pool.get("max_size", 8) if isinstance(pool, dict) else 8
     size = max(1, min(settings.CHAT_TURNS_PREPARED_AT_ONCE, pool_size - 2))
-    return _GATES.setdefault(size, threading.BoundedSemaphore(size))
+    return _GATES.setdefault(size, DatabaseGate(size))
 
 
 def turn_slots() -> threading.BoundedSemaphore:

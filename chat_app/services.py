@@ -278,7 +278,7 @@ def _record_answer(
     outcome = _OUTCOMES[status]
     if outcome == SearchTrace.Outcome.OK and turn.retrieval_error:
         outcome = SearchTrace.Outcome.RETRIEVAL_FAILED  # answered, but without the context it should have had
-    with database_turn():
+    with database_turn(first=True):
         search_trace_finish(trace=turn.trace, outcome=outcome, error=error, timings=timings)
         if not text and status != "complete":
             return

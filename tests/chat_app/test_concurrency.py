@@ -14,7 +14,7 @@ import pytest
 from django.db import connections
 
 from chat_app import services
-from chat_app.concurrency import Cancellation, preparations, turn_slots
+from chat_app.concurrency import Cancellation, DatabaseGate, preparations, turn_slots
 from chat_app.services import ChatRequest, chat_turn
 from chat_app.streaming import chat_events
 from retrieval_app.models import SearchTrace
@@ -281,3 +281,36 @@ def test_a_client_that_leaves_once_it_has_the_context_leaves_the_turn_ended_and_
     while time.monotonic() < deadline and slots._value < settings.CHAT_MAX_CONCURRENT_TURNS:
         time.sleep(0.05)
     assert slots._value == settings.CHAT_MAX_CONCURRENT_TURNS, "every turn's place is given back"
+
+
+def test_an_answer_being_recorded_enters_the_database_gate_before_turns_waiting_to_be_prepared():
+    gate = DatabaseGate(1)
+    order: list[str] = []
+    held = threading.Event()
+    release = threading.Event()
+
+    def holder():
+        with gate.entered():
+            held.set()
+            release.wait(5)
+
+    def waiter(name: str, first: bool):
+        with gate.entered(first=first):
+            order.append(name)
+
+    threading.Thread(target=holder).start()
+    assert held.wait(5)
+    preparing = threading.Thread(target=waiter, args=("prepare", False))
+    preparing.start()
+    time.sleep(0.05)  # the turn to prepare queues first
+    recording = threading.Thread(target=waiter, args=("record", True))
+    recording.start()
+    deadline = time.monotonic() + 5
+    while not gate.waiting_first and time.monotonic() < deadline:
+        time.sleep(0.01)
+    release.set()
+    preparing.join(5)
+    recording.join(5)
+    assert order == ["record", "prepare"]
+    with gate.entered():  # every place is given back
+        pass
