@@ -5,6 +5,7 @@ streaming that give way to turns being prepared."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import threading
 import time
@@ -37,37 +38,52 @@ class DatabaseGate:
     goes before the turns waiting to be prepared: its person is waiting for the end of their answer (the
     ``done`` event, the answer kept), and recording takes a few milliseconds, where preparing takes tens.
     Under steady load (``bench/load.py``) an answer's recording otherwise queued behind every turn that
-    arrived while it streamed."""
+    arrived while it streamed. Within each kind, turns go in the order they came: a place given back is
+    handed to the turn that waited longest, since one left to whoever wakes first made a few turns wait a
+    minute under steady load."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._free = size
-        self._first_waiting = 0
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
+        # Waiting turns, each woken when a place is handed to it: those recording, then those to prepare.
+        self._recording: collections.deque[threading.Event] = collections.deque()
+        self._preparing: collections.deque[threading.Event] = collections.deque()
 
     @property
     def waiting_first(self) -> int:
         """How many turns are waiting to record their answer."""
-        return self._first_waiting
+        return len(self._recording)
+
+    @property
+    def waiting(self) -> int:
+        """How many turns are waiting, of either kind."""
+        return len(self._recording) + len(self._preparing)
 
     @contextlib.contextmanager
     def entered(self, *, first: bool = False) -> Iterator[None]:
-        with self._changed:
-            if first:
-                self._first_waiting += 1
-                try:
-                    self._changed.wait_for(lambda: self._free > 0)
-                finally:
-                    self._first_waiting -= 1
+        with self._lock:
+            # A place is free only while nobody waits (a place given back goes straight to a waiting turn).
+            handed = None
+            if self._free:
+                self._free -= 1
             else:
-                self._changed.wait_for(lambda: self._free > 0 and not self._first_waiting)
-            self._free -= 1
+                handed = threading.Event()
+                (self._recording if first else self._preparing).append(handed)
+        if handed is not None:
+            handed.wait()
         try:
             yield
         finally:
-            with self._changed:
-                self._free += 1
-                self._changed.notify_all()
+            self._leave()
+
+    def _leave(self) -> None:
+        with self._lock:
+            for waiting in (self._recording, self._preparing):
+                if waiting:
+                    waiting.popleft().set()
+                    return
+            self._free += 1
 
 
 @contextlib.contextmanager

@@ -314,3 +314,33 @@ def test_an_answer_being_recorded_enters_the_database_gate_before_turns_waiting_
     assert order == ["record", "prepare"]
     with gate.entered():  # every place is given back
         pass
+
+
+def test_turns_waiting_at_the_database_gate_enter_in_the_order_they_came():
+    gate = DatabaseGate(1)
+    order: list[int] = []
+    release = threading.Event()
+    held = threading.Event()
+
+    def holder():
+        with gate.entered():
+            held.set()
+            release.wait(5)
+
+    def waiter(number: int):
+        with gate.entered():
+            order.append(number)
+
+    threading.Thread(target=holder).start()
+    assert held.wait(5)
+    threads = []
+    for number in range(6):
+        threads.append(threading.Thread(target=waiter, args=(number,)))
+        threads[-1].start()
+        deadline = time.monotonic() + 5
+        while gate.waiting < number + 1 and time.monotonic() < deadline:
+            time.sleep(0.005)
+    release.set()
+    for thread in threads:
+        thread.join(5)
+    assert order == list(range(6))
