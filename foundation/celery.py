@@ -60,9 +60,13 @@ app.autodiscover_tasks(["foundation"])
 @app.on_after_configure.connect
 def _periodic_jobs(sender, **kwargs) -> None:
     """What runs on a clock, under Celery's beat scheduler (one ``celery beat`` per site, which the run
-    command starts too): queuing again the documents whose indexing run died."""
+    command starts too): queuing again the documents whose indexing run died; deleting the search traces
+    past their retention."""
     sender.add_periodic_task(
         settings.DOCUMENT_RESCUE_INTERVAL_S, sender.signature(task_names.DOCUMENTS_RESCUE_STALLED), name="rescue"
+    )
+    sender.add_periodic_task(
+        settings.SEARCH_TRACE_PRUNE_INTERVAL_S, sender.signature(task_names.SEARCH_TRACES_PRUNE), name="prune traces"
     )
 
 

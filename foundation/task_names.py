@@ -33,6 +33,9 @@ SEND_QUEUED_TASKS = "core.send_queued_tasks"
 # Export and import (privacy_app.tasks): import an uploaded export into a person's account.
 IMPORT_RUN = "privacy.import_run"
 
+# Retrieval (retrieval_app.tasks): delete the search traces older than SEARCH_TRACE_RETENTION_DAYS.
+SEARCH_TRACES_PRUNE = "retrieval.prune_traces"
+
 # Bulk work, on workers of its own so that it never delays what a person is waiting for.
 BULK_TASKS = frozenset(
     {
@@ -42,6 +45,7 @@ BULK_TASKS = frozenset(
         EMBED_ROWS_BULK,
         SESSION_AUTO_COMMIT_BULK,
         SESSION_FOLD_HISTORY_BULK,
+        SEARCH_TRACES_PRUNE,
     }
 )
 
@@ -68,5 +72,6 @@ ALL_TASKS = frozenset(
         BACKFILL_EMBEDDINGS,
         SEND_QUEUED_TASKS,
         IMPORT_RUN,
+        SEARCH_TRACES_PRUNE,
     }
 )

@@ -6,8 +6,10 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+from django.db import transaction
 from django.db.models import F, Func, Q, Value
 
 from foundation.scrub import Needles, scrubbed
@@ -118,6 +120,9 @@ def search_trace_dict(trace: SearchTrace) -> dict[str, Any]:
     }
 
 
+# Traces deleted per transaction when old ones are pruned.
+PRUNE_BATCH = 5000
+
 # The columns of a trace that may name what a search found (its query and timings name nothing of it).
 FOUND_COLUMNS = ("results", "stages", "plan", "rewrite_decision")
 
@@ -163,3 +168,16 @@ def search_traces_forget_document(*, document_id: uuid.UUID, owner_id: int | Non
     )
     if owner_id is not None:
         search_traces_forget(owner_id=owner_id, needles=Needles(inside=(str(document_id),)))
+
+
+def search_traces_prune(*, before: datetime, batch: int = PRUNE_BATCH) -> int:
+    """Deletes the search traces made before ``before``, ``batch`` at a time, each batch in a transaction
+    of its own (a year of traces is never one long lock); how many went."""
+    deleted = 0
+    while True:
+        with transaction.atomic():
+            ids = list(SearchTrace.objects.filter(created_at__lt=before).values_list("id", flat=True)[:batch])
+            if ids:
+                deleted += SearchTrace.objects.filter(id__in=ids).delete()[0]
+        if len(ids) < batch:
+            return deleted

@@ -388,6 +388,11 @@ CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 40, minimum=0)
 DOCUMENT_INDEX_HEARTBEAT_S = env_float("DOCUMENT_INDEX_HEARTBEAT_S", 15.0)
 DOCUMENT_INDEX_STALE_S = env_float("DOCUMENT_INDEX_STALE_S", 60.0)
 DOCUMENT_RESCUE_INTERVAL_S = env_float("DOCUMENT_RESCUE_INTERVAL_S", 30.0)
+# Search traces (what each search and chat turn did, for operators) are deleted once older than this
+# many days (0 keeps them for good), every SEARCH_TRACE_PRUNE_INTERVAL_S seconds: a chat turn's trace
+# takes about 11 KB stored, more than the turn's two messages. The dashboard looks back 30 days at most.
+SEARCH_TRACE_RETENTION_DAYS = env_int("SEARCH_TRACE_RETENTION_DAYS", 90, minimum=0)
+SEARCH_TRACE_PRUNE_INTERVAL_S = env_float("SEARCH_TRACE_PRUNE_INTERVAL_S", 3600.0)
 if DOCUMENT_INDEX_STALE_S < 2 * DOCUMENT_INDEX_HEARTBEAT_S:
     raise ImproperlyConfigured(
         f"DOCUMENT_INDEX_STALE_S={DOCUMENT_INDEX_STALE_S} must be at least twice DOCUMENT_INDEX_HEARTBEAT_S="

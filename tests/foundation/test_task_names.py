@@ -5,7 +5,7 @@ from foundation import queues, task_names
 from foundation.celery import BULK_QUEUE, INTERACTIVE_QUEUE, app
 
 # The apps whose workers' jobs are ours; Celery's own tasks (celery.*) are not named by us.
-OWN_PREFIXES = ("sessions.", "documents.", "core.", "privacy.")
+OWN_PREFIXES = ("sessions.", "documents.", "core.", "privacy.", "retrieval.")
 
 
 def _registered() -> set[str]:
