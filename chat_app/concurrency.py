@@ -43,7 +43,6 @@ class DatabaseGate:
     minute under steady load."""
 
     def __init__(self, size: int) -> None:
-        self.size = size
         self._free = size
         self._lock = threading.Lock()
         # Waiting turns, each woken when a place is handed to it: those recording, then those to prepare.

@@ -283,31 +283,43 @@ def test_a_client_that_leaves_once_it_has_the_context_leaves_the_turn_ended_and_
     assert slots._value == settings.CHAT_MAX_CONCURRENT_TURNS, "every turn's place is given back"
 
 
-def test_an_answer_being_recorded_enters_the_database_gate_before_turns_waiting_to_be_prepared():
-    gate = DatabaseGate(1)
-    order: list[str] = []
-    held = threading.Event()
-    release = threading.Event()
+@pytest.fixture
+def held_gate():
+    """A database gate of one place, held until the test sets the event it is given with the gate."""
+    gate, release, held = DatabaseGate(1), threading.Event(), threading.Event()
 
     def holder():
         with gate.entered():
             held.set()
             release.wait(5)
 
+    threading.Thread(target=holder).start()
+    assert held.wait(5)
+    yield gate, release
+    release.set()
+
+
+def _queued(gate: DatabaseGate, count: int) -> None:
+    """Waits until ``count`` turns wait at ``gate``."""
+    deadline = time.monotonic() + 5
+    while gate.waiting < count and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def test_an_answer_being_recorded_enters_the_database_gate_before_turns_waiting_to_be_prepared(held_gate):
+    gate, release = held_gate
+    order: list[str] = []
+
     def waiter(name: str, first: bool):
         with gate.entered(first=first):
             order.append(name)
 
-    threading.Thread(target=holder).start()
-    assert held.wait(5)
     preparing = threading.Thread(target=waiter, args=("prepare", False))
     preparing.start()
-    time.sleep(0.05)  # the turn to prepare queues first
+    _queued(gate, 1)  # the turn to prepare queues first
     recording = threading.Thread(target=waiter, args=("record", True))
     recording.start()
-    deadline = time.monotonic() + 5
-    while not gate.waiting_first and time.monotonic() < deadline:
-        time.sleep(0.01)
+    _queued(gate, 2)
     release.set()
     preparing.join(5)
     recording.join(5)
@@ -316,30 +328,19 @@ def test_an_answer_being_recorded_enters_the_database_gate_before_turns_waiting_
         pass
 
 
-def test_turns_waiting_at_the_database_gate_enter_in_the_order_they_came():
-    gate = DatabaseGate(1)
+def test_turns_waiting_at_the_database_gate_enter_in_the_order_they_came(held_gate):
+    gate, release = held_gate
     order: list[int] = []
-    release = threading.Event()
-    held = threading.Event()
-
-    def holder():
-        with gate.entered():
-            held.set()
-            release.wait(5)
 
     def waiter(number: int):
         with gate.entered():
             order.append(number)
 
-    threading.Thread(target=holder).start()
-    assert held.wait(5)
     threads = []
     for number in range(6):
         threads.append(threading.Thread(target=waiter, args=(number,)))
         threads[-1].start()
-        deadline = time.monotonic() + 5
-        while gate.waiting < number + 1 and time.monotonic() < deadline:
-            time.sleep(0.005)
+        _queued(gate, number + 1)
     release.set()
     for thread in threads:
         thread.join(5)
