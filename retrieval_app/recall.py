@@ -28,21 +28,20 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
-from django.db.models import F, Max, QuerySet, TextField
-from django.db.models.expressions import RawSQL
-from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast, Length
+from django.db.models import F, Max, QuerySet
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from foundation import ai, when
 from foundation.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 from foundation.bm25 import TermStatistics, bm25_rank, quoted, term_statistics
+from foundation.db import where_sql
 from foundation.embedding import embed_ids, embedding_claims
 from foundation.exceptions import InvalidInputError
 from foundation.parsers import json_loads_within_depth
 from foundation.text import LEXEMES_SQL, TEXT_SEARCH_CONFIG, lexemes_params, query_lexemes
 from foundation.tracing import RESULT_TEXT_CHARS, ms_since, timings_of
-from foundation.vectors import cosine_distance, nearest_neighbours
+from foundation.vectors import nearest_neighbours, vector_text
 from retrieval_app import fusion
 from retrieval_app.models import SearchTrace
 from sessions_app.models import Message
@@ -244,49 +243,63 @@ def _ts_ranked(messages: QuerySet[Message], query: RecallQuery, *, limit: int) -
 _MESSAGES = connection.ops.quote_name(Message._meta.db_table)
 
 
-def _matched_sql(lexemes: Sequence[str]) -> RawSQL:
-    """The query stems a message holds, one probe of its tsvector per stem."""
-    if not lexemes:
-        return RawSQL("ARRAY[]::text[]", [])
-    tests = ", ".join(f"CASE WHEN {_MESSAGES}.search_vector @@ %s::tsquery THEN %s END" for _ in lexemes)
-    params = [value for lexeme in lexemes for value in (quoted(lexeme), lexeme)]
-    return RawSQL(f"array_remove(ARRAY[{tests}]::text[], NULL)", params)  # noqa: S611 (values are bound)
-
-
-def _with_neighbours_sql(pks: Sequence[int]) -> RawSQL:
-    """``pks`` and the turns just before and after each of them in their sessions, as one list of ids
-    (one subquery, so PostgreSQL looks each up by its key rather than scanning the scope)."""
-    sql = (
-        "SELECT unnest(%s::bigint[]) UNION"  # noqa: S608 (the table name comes from the model)
-        f" SELECT n.id FROM {_MESSAGES} c JOIN {_MESSAGES} n ON n.session_id = c.session_id"
-        " AND n.seq IN (c.seq - 1, c.seq + 1) WHERE c.id = ANY(%s)"
-    )
-    return RawSQL(sql, [list(pks), list(pks)])  # noqa: S611 (values are bound)
+# ``pks`` and the turns just before and after each of them in their sessions, as one list of ids (one
+# subquery, so PostgreSQL looks each up by its key rather than scanning the scope).
+_WITH_NEIGHBOURS_SQL = (
+    "SELECT unnest(%s::bigint[]) UNION"  # noqa: S608 (the table name comes from the model)
+    f" SELECT n.id FROM {_MESSAGES} c JOIN {_MESSAGES} n ON n.session_id = c.session_id"
+    " AND n.seq IN (c.seq - 1, c.seq + 1) WHERE c.id = ANY(%s)"
+)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+# A candidate's description, as ``_described`` reads it: the names of the row it builds, in order.
+_DESCRIBED_COLUMNS = (
+    "pk", "session_id", "seq", "role", "speaker", "metadata_text", "created_us", "matched", "stems", "content",
+    "session__title", "distance",
+)  # fmt: skip
+_SESSIONS = connection.ops.quote_name(Message._meta.get_field("session").related_model._meta.db_table)
+
+
+def _described_sql(where: str, lexemes: Sequence[str], with_vector: bool) -> str:
+    """The statement of ``_described``: written out, since building it through the ORM took several times
+    as long as PostgreSQL took to answer it."""
+    matched = ", ".join(f"CASE WHEN {_MESSAGES}.search_vector @@ %s::tsquery THEN %s END" for _ in lexemes)
+    distance = (
+        f"CASE WHEN {_MESSAGES}.embedding IS NOT NULL AND {_MESSAGES}.embedding_model = %s"
+        f" THEN {_MESSAGES}.embedding <=> %s::vector END"
+        if with_vector
+        else "NULL::float8"
+    )
+    return (
+        f"SELECT {_MESSAGES}.id, {_MESSAGES}.session_id, {_MESSAGES}.seq, {_MESSAGES}.role,"  # noqa: S608
+        f" {_MESSAGES}.metadata ->> 'speaker', {_MESSAGES}.metadata::text,"
+        # Microseconds since 1970 read as a number: parsing a few hundred timestamps from text took
+        # longer than PostgreSQL took to find the rows.
+        f" (extract(epoch FROM {_MESSAGES}.created_at) * 1000000)::bigint,"
+        f" array_remove(ARRAY[{matched}]::text[], NULL), length({_MESSAGES}.search_vector),"
+        f" {_MESSAGES}.content, s.title, {distance}"
+        f" FROM {_MESSAGES} JOIN {_SESSIONS} s ON s.id = {_MESSAGES}.session_id"
+        f" WHERE ({where}) AND {_MESSAGES}.id IN ({_WITH_NEIGHBOURS_SQL})"
+    )
+
+
 def _described(scope: QuerySet[Message], query: RecallQuery, pks: Sequence[int]) -> dict[int, Candidate]:
     """The candidates and their neighbouring turns, with similarity and matched stems, in one query.
     Their metadata comes back as text, read only for the few that are returned (``_recall_row``)."""
-    rows = scope.filter(pk__in=_with_neighbours_sql(pks)).annotate(
-        matched=_matched_sql(query.lexemes),
-        stems=RawSQL("length(search_vector)", []),
-        speaker=KeyTextTransform("speaker", "metadata"),
-        metadata_text=Cast("metadata", TextField()),
-        # Microseconds since 1970 read as a number: parsing a few hundred timestamps from text took
-        # longer than PostgreSQL took to find the rows.
-        created_us=RawSQL(f"(extract(epoch FROM {_MESSAGES}.created_at) * 1000000)::bigint", []),  # noqa: S611
-    )
-    if query.vector is not None:
-        rows = rows.annotate(distance=cosine_distance(query.vector, query.model))
-    fields = ["pk", "session_id", "seq", "role", "speaker", "metadata_text", "created_us", "matched", "stems"]
-    fields += ["content", "session__title"]
-    fields += ["distance"] if query.vector is not None else []
+    where, where_params = where_sql(scope)
+    with_vector = query.vector is not None
+    params = [value for lexeme in query.lexemes for value in (quoted(lexeme), lexeme)]
+    params += [query.model, vector_text(query.vector)] if with_vector else []
+    params += [*where_params, list(pks), list(pks)]
+    with connection.cursor() as cursor:
+        cursor.execute(_described_sql(where, query.lexemes, with_vector), params)
+        rows = [dict(zip(_DESCRIBED_COLUMNS, values, strict=True)) for values in cursor.fetchall()]
     found = {}
-    for row in rows.values(*fields):
-        distance = row.get("distance")
+    for row in rows:
+        distance = row["distance"]
         found[row["pk"]] = Candidate(
             pk=row["pk"],
             session_id=row["session_id"],
