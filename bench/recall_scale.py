@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from pgvector.django import HnswIndex
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -115,9 +117,7 @@ def main() -> None:
 
 def _vector_index(connection, *, present: bool) -> bool:
     """Makes the messages' vector index present or absent, as the model defines it; whether it changed."""
-    from pgvector.django import HnswIndex
-
-    from sessions_app.models import Message
+    from sessions_app.models import Message  # after django_for_bench has set Django up
 
     index = next(index for index in Message._meta.indexes if isinstance(index, HnswIndex))
     with connection.cursor() as cursor:
