@@ -326,6 +326,9 @@ LLM_API_BASE = env_str("LLM_API_BASE")
 LLM_API_KEY = env_str("LLM_API_KEY")
 LLM_TIMEOUT_S = env_float("LLM_TIMEOUT_S", 60.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0)
+# Answers of a model reached through the OpenAI API stream through the openai client itself rather than
+# litellm's wrapper of it (foundation.ai.engines.LiteLLMEngine._route); off: through litellm like the rest.
+LLM_STREAM_OPENAI_CLIENT = env_bool("LLM_STREAM_OPENAI_CLIENT", True)
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")
 EMBEDDING_API_BASE = env_str("EMBEDDING_API_BASE")
 EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY")

@@ -1,11 +1,26 @@
-"""The one place litellm is imported, configured for machines without internet access."""
+"""The one place litellm and the model clients are imported, configured for machines without internet
+access."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import openai
+
+# The providers litellm reaches through the OpenAI API itself, with the openai client: a hosted OpenAI
+# model, or any OpenAI-compatible server (vLLM, llama.cpp, LM Studio, Ollama's /v1) named ``openai/<model>``.
+OPENAI_COMPATIBLE_PROVIDERS = frozenset({"openai", "custom_openai"})
 
 
 def litellm_module():
+    # Imported on first use, as the openai client is below: loading them costs a process start about
+    # three seconds, which a product without a hosted model never needs to pay.
     # litellm would otherwise download its model price list at import; the copy it ships is enough.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
@@ -16,3 +31,67 @@ def litellm_module():
     # here (each call is accounted as a ModelCall instead), and that work was most of a chunk's cost.
     litellm.disable_streaming_logging = True
     return litellm
+
+
+@dataclass(frozen=True)
+class OpenAIRoute:
+    """Where litellm would send a model's calls when its provider speaks the OpenAI API: the model's
+    name at the provider, its base URL (None: the client's default) and key (None: the environment's)."""
+
+    model: str
+    base_url: str | None
+    api_key: str | None
+    timeout: float
+    retries: int
+
+
+def openai_route(*, model: str, api_base: str | None, api_key: str | None, timeout: float, retries: int):
+    """The OpenAI-API route of ``model`` as litellm resolves it, or None when litellm reaches it another
+    way (Anthropic, Ollama's own API, Bedrock ...) or cannot tell."""
+    try:
+        name, provider, key, base = litellm_module().get_llm_provider(model, api_base=api_base, api_key=api_key)
+    except Exception:  # an unknown model: litellm itself reports it, on the call
+        return None
+    if provider not in OPENAI_COMPATIBLE_PROVIDERS:
+        return None
+    return OpenAIRoute(model=name, base_url=base or api_base, api_key=key or api_key, timeout=timeout, retries=retries)
+
+
+# Clients are kept, as litellm keeps them, so that answers reuse their connections. An async client's
+# connections belong to the event loop they were opened on: one set of clients per loop, gone with it.
+_ASYNC_CLIENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CLIENTS: dict[OpenAIRoute, openai.OpenAI] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _openai_module():
+    import openai
+
+    return openai
+
+
+def _client_options(route: OpenAIRoute) -> dict:
+    return {
+        "base_url": route.base_url,
+        "api_key": route.api_key,
+        "timeout": route.timeout,
+        "max_retries": route.retries,
+    }
+
+
+def openai_client(route: OpenAIRoute) -> openai.OpenAI:
+    """The openai client of ``route``, shared by threads."""
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(route)
+        if client is None:
+            client = _CLIENTS[route] = _openai_module().OpenAI(**_client_options(route))
+        return client
+
+
+def openai_async_client(route: OpenAIRoute) -> openai.AsyncOpenAI:
+    """The async openai client of ``route`` for the running event loop."""
+    clients = _ASYNC_CLIENTS.setdefault(asyncio.get_running_loop(), {})
+    client = clients.get(route)
+    if client is None:
+        client = clients[route] = _openai_module().AsyncOpenAI(**_client_options(route))
+    return client
