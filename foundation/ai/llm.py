@@ -79,7 +79,7 @@ def _client_options(route: OpenAIRoute) -> dict:
     }
 
 
-def openai_client(route: OpenAIRoute) -> openai.OpenAI:
+def _openai_client(route: OpenAIRoute) -> openai.OpenAI:
     """The openai client of ``route``, shared by threads."""
     with _CLIENTS_LOCK:
         client = _CLIENTS.get(route)
@@ -88,10 +88,34 @@ def openai_client(route: OpenAIRoute) -> openai.OpenAI:
         return client
 
 
-def openai_async_client(route: OpenAIRoute) -> openai.AsyncOpenAI:
+def _openai_async_client(route: OpenAIRoute) -> openai.AsyncOpenAI:
     """The async openai client of ``route`` for the running event loop."""
     clients = _ASYNC_CLIENTS.setdefault(asyncio.get_running_loop(), {})
     client = clients.get(route)
     if client is None:
         client = clients[route] = _openai_module().AsyncOpenAI(**_client_options(route))
     return client
+
+
+# The request of a streamed chat completion, made through the client's own request path (its base URL,
+# key, timeout, retries, errors and server-sent events) with the chunks left as the provider's JSON: the
+# typed objects ``chat.completions.create`` builds for each piece cost more than reading it.
+_COMPLETIONS = "/chat/completions"
+
+
+def openai_stream(route: OpenAIRoute, *, messages: list[dict], **options) -> openai.Stream:
+    """A streamed chat completion of ``route``'s model, its chunks as dicts, from a thread."""
+    sdk = _openai_module()
+    body = {"model": route.model, "messages": messages, "stream": True, **options}
+    return _openai_client(route).post(
+        _COMPLETIONS, body=body, cast_to=object, stream=True, stream_cls=sdk.Stream[object]
+    )
+
+
+async def openai_astream(route: OpenAIRoute, *, messages: list[dict], **options) -> openai.AsyncStream:
+    """``openai_stream`` on an event loop."""
+    sdk = _openai_module()
+    body = {"model": route.model, "messages": messages, "stream": True, **options}
+    return await _openai_async_client(route).post(
+        _COMPLETIONS, body=body, cast_to=object, stream=True, stream_cls=sdk.AsyncStream[object]
+    )
