@@ -21,7 +21,14 @@ from django.conf import settings
 from foundation.accounting import record_call
 from foundation.ai import extractive, summaries
 from foundation.ai import memories as memory_patterns
-from foundation.ai.llm import OpenAIRoute, litellm_module, openai_astream, openai_route, openai_stream
+from foundation.ai.llm import (
+    OpenAIRoute,
+    litellm_module,
+    openai_astream,
+    openai_clients_warm,
+    openai_route,
+    openai_stream,
+)
 from foundation.ai.memories import MemoryCandidate
 from foundation.ai.tokens import estimate_tokens
 
@@ -469,6 +476,8 @@ class LiteLLMEngine:
         importlib.import_module("openai.resources.chat.completions")
         # The same for answers streamed on an event loop (``astream``), on a loop of this thread's own.
         asyncio.run(self._warm_on_a_loop())
+        if route := self._route():  # answers streamed through the openai client (``_route``)
+            openai_clients_warm(route)
 
     async def _warm_on_a_loop(self) -> None:
         litellm = litellm_module()

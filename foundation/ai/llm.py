@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
 import threading
 import weakref
 from dataclasses import dataclass
@@ -64,10 +65,25 @@ _CLIENTS: dict[OpenAIRoute, openai.OpenAI] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
+_TLS: list[ssl.SSLContext] = []
+
+
 def _openai_module():
     import openai
 
     return openai
+
+
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every client of the process, as each would build it (the CA bundle, or the
+    environment's SSL_CERT_FILE): building one reads the whole bundle, about 50 ms of processor, which a
+    new client (one per event loop) otherwise spent again, on the loop that serves everyone."""
+    import httpx
+
+    with _CLIENTS_LOCK:
+        if not _TLS:
+            _TLS.append(httpx.create_ssl_context())
+        return _TLS[0]
 
 
 def _client_options(route: OpenAIRoute) -> dict:
@@ -81,10 +97,13 @@ def _client_options(route: OpenAIRoute) -> dict:
 
 def _openai_client(route: OpenAIRoute) -> openai.OpenAI:
     """The openai client of ``route``, shared by threads."""
+    sdk, tls = _openai_module(), _tls()
     with _CLIENTS_LOCK:
         client = _CLIENTS.get(route)
         if client is None:
-            client = _CLIENTS[route] = _openai_module().OpenAI(**_client_options(route))
+            client = _CLIENTS[route] = sdk.OpenAI(
+                **_client_options(route), http_client=sdk.DefaultHttpxClient(verify=tls)
+            )
         return client
 
 
@@ -93,8 +112,23 @@ def _openai_async_client(route: OpenAIRoute) -> openai.AsyncOpenAI:
     clients = _ASYNC_CLIENTS.setdefault(asyncio.get_running_loop(), {})
     client = clients.get(route)
     if client is None:
-        client = clients[route] = _openai_module().AsyncOpenAI(**_client_options(route))
+        sdk = _openai_module()
+        client = clients[route] = sdk.AsyncOpenAI(
+            **_client_options(route), http_client=sdk.DefaultAsyncHttpxClient(verify=_tls())
+        )
     return client
+
+
+def openai_clients_warm(route: OpenAIRoute) -> None:
+    """Builds what the first answer streamed by ``route`` would build (the TLS context, the thread's
+    client, an event loop's client and the modules they load) without calling the model: about 100 ms
+    of processor that the first person after a start would otherwise wait for, and everyone behind them."""
+    _openai_client(route)
+
+    async def on_a_loop() -> None:
+        await _openai_async_client(route).close()
+
+    asyncio.run(on_a_loop())
 
 
 # The request of a streamed chat completion, made through the client's own request path (its base URL,
