@@ -529,8 +529,9 @@ class LiteLLMEngine:
     def _route(self) -> OpenAIRoute | None:
         """Where answers are streamed straight through the openai client: a model litellm reaches
         through the OpenAI API, unless LLM_STREAM_OPENAI_CLIENT is off. litellm re-wraps every piece of a
-        streamed answer in objects of its own, which cost the process about five times what reading the
-        answer does (75 against 14 ms of CPU for an answer of 100 pieces): in a burst of answers that was
+        streamed answer in objects of its own, which cost the process about three times what reading the
+        answer does (85-98 against 27-31 ms of CPU for an answer of 100 pieces, ``bench/streaming.py``): in
+        a burst of answers that was
         the largest single cost of a web process."""
         if not settings.LLM_STREAM_OPENAI_CLIENT:
             return None
