@@ -51,7 +51,7 @@ def _handler(fake: FakeLLM):
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-            fake.requests.append({"path": self.path, "body": body})
+            fake.requests.append({"path": self.path, "body": body, "authorization": self.headers.get("Authorization")})
             if fake.delay_s:
                 time.sleep(fake.delay_s)
             if fake.failures > 0:

@@ -37,13 +37,14 @@ def litellm_module():
 @dataclass(frozen=True)
 class OpenAIRoute:
     """Where litellm would send a model's calls when its provider speaks the OpenAI API: the model's
-    name at the provider, its base URL (None: the client's default) and key (None: the environment's)."""
+    name at the provider, its base URL, organization and key (None: the client's default)."""
 
     model: str
     base_url: str | None
     api_key: str | None
     timeout: float
     retries: int
+    organization: str | None = None
 
 
 def openai_route(*, model: str, api_base: str | None, api_key: str | None, timeout: float, retries: int):
@@ -55,11 +56,26 @@ def openai_route(*, model: str, api_base: str | None, api_key: str | None, timeo
         return None
     if provider not in OPENAI_COMPATIBLE_PROVIDERS:
         return None
-    return OpenAIRoute(model=name, base_url=base or api_base, api_key=key or api_key, timeout=timeout, retries=retries)
+    litellm = litellm_module()
+    # Where litellm itself would send the call when no base is given: a proxy named in the environment
+    # serves the streamed answers as it serves every other call.
+    base = (
+        base or api_base or litellm.api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+    )
+    organization = litellm.organization or os.environ.get("OPENAI_ORGANIZATION") or None
+    return OpenAIRoute(
+        model=name,
+        base_url=base or None,
+        api_key=key or api_key,
+        timeout=timeout,
+        retries=retries,
+        organization=organization,
+    )
 
 
-# Clients are kept, as litellm keeps them, so that answers reuse their connections. An async client's
-# connections belong to the event loop they were opened on: one set of clients per loop, gone with it.
+# Clients are kept, as litellm keeps them: building one costs more than a streamed answer's reading. An
+# async client belongs to the event loop it was built on: one set of clients per loop, dropped once the
+# loop is closed (their idle connections hold the loop, so it would not go by itself).
 _ASYNC_CLIENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _CLIENTS: dict[OpenAIRoute, openai.OpenAI] = {}
 _CLIENTS_LOCK = threading.Lock()
@@ -92,6 +108,7 @@ def _client_options(route: OpenAIRoute) -> dict:
         "api_key": route.api_key,
         "timeout": route.timeout,
         "max_retries": route.retries,
+        "organization": route.organization,
     }
 
 
@@ -109,6 +126,8 @@ def _openai_client(route: OpenAIRoute) -> openai.OpenAI:
 
 def _openai_async_client(route: OpenAIRoute) -> openai.AsyncOpenAI:
     """The async openai client of ``route`` for the running event loop."""
+    for closed in [loop for loop in list(_ASYNC_CLIENTS) if loop.is_closed()]:
+        _ASYNC_CLIENTS.pop(closed, None)
     clients = _ASYNC_CLIENTS.setdefault(asyncio.get_running_loop(), {})
     client = clients.get(route)
     if client is None:
@@ -133,8 +152,11 @@ def openai_clients_warm(route: OpenAIRoute) -> None:
 
 # The request of a streamed chat completion, made through the client's own request path (its base URL,
 # key, timeout, retries, errors and server-sent events) with the chunks left as the provider's JSON: the
-# typed objects ``chat.completions.create`` builds for each piece cost more than reading it.
+# typed objects ``chat.completions.create`` builds for each piece cost more than reading it. It is signed
+# as ``create`` signs it, with the API key alone: the generic path would also offer an organization's
+# admin key (OPENAI_ADMIN_KEY) to whatever server the model lives on.
 _COMPLETIONS = "/chat/completions"
+_SIGNED = {"security": {"bearer_auth": True}}
 
 
 def openai_stream(route: OpenAIRoute, *, messages: list[dict], **options) -> openai.Stream:
@@ -142,7 +164,7 @@ def openai_stream(route: OpenAIRoute, *, messages: list[dict], **options) -> ope
     sdk = _openai_module()
     body = {"model": route.model, "messages": messages, "stream": True, **options}
     return _openai_client(route).post(
-        _COMPLETIONS, body=body, cast_to=object, stream=True, stream_cls=sdk.Stream[object]
+        _COMPLETIONS, body=body, options=_SIGNED, cast_to=object, stream=True, stream_cls=sdk.Stream[object]
     )
 
 
@@ -151,5 +173,5 @@ async def openai_astream(route: OpenAIRoute, *, messages: list[dict], **options)
     sdk = _openai_module()
     body = {"model": route.model, "messages": messages, "stream": True, **options}
     return await _openai_async_client(route).post(
-        _COMPLETIONS, body=body, cast_to=object, stream=True, stream_cls=sdk.AsyncStream[object]
+        _COMPLETIONS, body=body, options=_SIGNED, cast_to=object, stream=True, stream_cls=sdk.AsyncStream[object]
     )

@@ -111,6 +111,30 @@ def test_an_answer_its_reader_leaves_is_recorded_as_cancelled_not_failed(route, 
     assert calls.count() == 2 and all(call.ok and not call.error for call in calls)
 
 
+def test_an_answer_is_signed_with_the_models_key_and_nothing_else(route, hosted_llm, settings, monkeypatch):
+    _streamed()
+    assert hosted_llm.requests[-1]["authorization"] == "Bearer sk-test"
+    # Without a key of its own, an organization's admin key in the environment is never offered to the
+    # server the model lives on: the answer fails as litellm fails it.
+    settings.LLM_API_KEY = ""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_ADMIN_KEY", "sk-admin-secret")
+    asked = len(hosted_llm.requests)
+    with pytest.raises(Exception, match=r"(?i)api.key|auth"):
+        _streamed()
+    assert all("sk-admin-secret" not in (r["authorization"] or "") for r in hosted_llm.requests[asked:])
+
+
+def test_a_base_url_from_the_environment_serves_the_answers_as_it_serves_other_calls(
+    route, hosted_llm, settings, monkeypatch
+):
+    settings.LLM_API_BASE = ""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("OPENAI_API_BASE", hosted_llm.url)  # litellm's own name for it
+    assert "".join(_streamed()) == "one two three four five"
+    assert hosted_llm.requests[-1]["body"]["model"] == "test-chat"
+
+
 @pytest.mark.parametrize(
     ("model", "streams_through_openai"),
     [
