@@ -190,44 +190,44 @@ def _streamed(messages: list[dict], produced: list[str], error: str) -> dict:
 INCOMPLETE_ANSWER = "the model's stream ended before the answer was complete"
 
 
-def _openai_piece(chunk: Any) -> tuple[str, bool]:
-    """The text of one streamed chunk of the OpenAI API, and whether it says the answer is finished."""
-    choices = chunk.get("choices") if isinstance(chunk, dict) else None
-    if not choices:
-        return "", False
-    choice = choices[0]
-    return (choice.get("delta") or {}).get("content") or "", bool(choice.get("finish_reason"))
+class _Ending:
+    """Reads the text of an OpenAI-API stream's chunks, noting whether the provider said the answer was
+    finished: a stream that ends without saying so was cut off."""
+
+    def __init__(self) -> None:
+        self.said = False
+
+    def text(self, chunk: Any) -> str:
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        if not choices:
+            return ""
+        choice = choices[0]
+        self.said = self.said or bool(choice.get("finish_reason"))
+        return (choice.get("delta") or {}).get("content") or ""
+
+    def check(self) -> None:
+        if not self.said:
+            raise IncompleteAnswer(INCOMPLETE_ANSWER)
 
 
 def _openai_pieces(messages: list[dict], route: OpenAIRoute) -> Iterator[str]:
-    """An answer streamed from an OpenAI-API provider as its pieces of text. The provider says when it
-    is finished: a stream that ends without that was cut off."""
-    stream = openai_stream(route, messages=messages, temperature=0.2)
-    with contextlib.closing(stream):
-        finished = False
+    """An answer streamed from an OpenAI-API provider as its pieces of text."""
+    ending = _Ending()
+    with openai_stream(route, messages=messages, temperature=0.2) as stream:
         for chunk in stream:
-            piece, ends = _openai_piece(chunk)
-            finished = finished or ends
-            if piece:
+            if piece := ending.text(chunk):
                 yield piece
-        if not finished:
-            raise IncompleteAnswer(INCOMPLETE_ANSWER)
+    ending.check()
 
 
 async def _openai_apieces(messages: list[dict], route: OpenAIRoute) -> AsyncIterator[str]:
     """``_openai_pieces`` on an event loop."""
-    stream = await openai_astream(route, messages=messages, temperature=0.2)
-    try:
-        finished = False
+    ending = _Ending()
+    async with await openai_astream(route, messages=messages, temperature=0.2) as stream:
         async for chunk in stream:
-            piece, ends = _openai_piece(chunk)
-            finished = finished or ends
-            if piece:
+            if piece := ending.text(chunk):
                 yield piece
-        if not finished:
-            raise IncompleteAnswer(INCOMPLETE_ANSWER)
-    finally:
-        await stream.close()
+    ending.check()
 
 
 def _record_generation(engine: TextEngine, purpose: str, started: float, owner_id: int | None, **fields) -> None:
