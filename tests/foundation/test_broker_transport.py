@@ -30,3 +30,15 @@ def test_kombu_itself_still_fails_with_an_attribute_error_on_a_let_go_connection
 def test_ours_reports_a_lost_connection_which_the_worker_reconnects_from(connection):
     with pytest.raises(redis.ConnectionError):
         _closed_channel(RedisTransport.Channel, connection)._connparams()
+
+
+def test_a_channel_publishes_every_message_through_one_client_until_its_pool_changes():
+    channel = RedisTransport.Channel.__new__(RedisTransport.Channel)
+    channel.Client, channel._pool = redis.Redis, redis.ConnectionPool()  # what connecting sets
+    first = channel._create_client()
+    assert channel._create_client() is first
+    assert first.connection_pool is channel._pool
+
+    channel._pool = redis.ConnectionPool()  # the channel reconnected
+    again = channel._create_client()
+    assert again is not first and again.connection_pool is channel._pool
