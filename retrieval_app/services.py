@@ -24,9 +24,10 @@ from documents_app.uris import doc_id_of, names_a_document
 from foundation import ai
 from foundation.accounting import calls_for_session, calls_recorded_together
 from foundation.ai.extractive import split_sentences
-from foundation.db import release_database_connections
+from foundation.db import Beside, read_beside, release_database_connections
 from foundation.exceptions import InvalidInputError
 from foundation.text import TEXT_SEARCH_CONFIG, query_lexemes, texts_lexemes
+from foundation.tracing import ms_since
 from retrieval_app import fusion, retrievers, rewriting
 from retrieval_app.exceptions import QueryTooLong
 from retrieval_app.hits import Hit, memory_hit, message_hit, node_hit
@@ -300,20 +301,11 @@ def _echoes(
     return ""
 
 
-def _conversation_hits(
-    run: Run,
-    *,
-    session: ChatSession,
-    query: retrievers.Query,
-    limit: int,
-    document_uris: set[str],
-    memory_ids: Sequence[int] = (),
-) -> list[Hit]:
-    """The owner's other sessions' messages relevant to the query, as hits, without echoes (``memory_ids``:
-    the memories found beside them, whose source turns they would repeat)."""
-    started = time.perf_counter()
-    recalled = recall_messages(
-        owner=run.owner,
+def _conversations_recalled(*, owner, session: ChatSession, query: retrievers.Query, limit: int) -> dict[str, Any]:
+    """The owner's other sessions' messages relevant to the query (``recall_messages``), as a search reads
+    them: with its question's vector and stems, leaving new turns to the workers to embed."""
+    return recall_messages(
+        owner=owner,
         query=query.text,
         agent_id=session.agent_id,
         exclude_session_id=str(session.id),
@@ -324,6 +316,20 @@ def _conversation_hits(
         query_stems=query.lexemes,
         embed_pending=False,  # a turn's time is the person's: the workers embed what was just written
     )
+
+
+def _conversation_hits(
+    run: Run,
+    *,
+    recalling: Beside[dict[str, Any]],
+    query: retrievers.Query,
+    document_uris: set[str],
+    memory_ids: Sequence[int] = (),
+) -> list[Hit]:
+    """The earlier conversations ``recalling`` found, as hits, without echoes (``memory_ids``: the memories
+    found beside them, whose source turns they would repeat)."""
+    recalled = recalling.result()
+    started = time.perf_counter()
     memory_sources = memory_source_message_ids(memory_ids=memory_ids)
     hits, echoes = [], []
     messages = []
@@ -341,7 +347,18 @@ def _conversation_hits(
         # Scored like document nodes and memories, so that one ranking and one threshold fit them all.
         score = fusion.blend(dense=similarity, coverage=share)
         hits.append(message_hit(message, score=score, how=how, recall_source=recalled["source"]))
-    run.stage("conversations", started, source=recalled["source"], candidates=[h.brief() for h in hits], echoes=echoes)
+    # The recall's own time (beside the documents or not), then what followed it here.
+    beside = {"beside_documents": True, "waited_ms": recalling.waited_ms} if recalling.ran_beside else {}
+    run.stages.append(
+        {
+            "stage": "conversations",
+            "ms": round(recalling.ms + ms_since(started), 2),
+            "source": recalled["source"],
+            "candidates": [h.brief() for h in hits],
+            "echoes": echoes,
+            **beside,
+        }
+    )
     return hits
 
 
@@ -398,6 +415,14 @@ def _session_search(
         nodes = nodes.filter(document_id__in=list(doc_ids))
         run.plan["document_ids"] = sorted(doc_ids)
     asked = _asked_in_session(run, session, options)
+    # One document (or a part of one, or a chosen set) is a deliberate narrowing; the whole library is not.
+    other_sources = options.include_memories and not doc_ids and not names_a_document(run.plan["target_uri"])
+    # Earlier conversations need nothing the documents' ranking finds until their echoes are judged.
+    recalling = (
+        read_beside(_conversations_recalled, owner=owner, session=session, query=asked.query, limit=limit)
+        if other_sources
+        else None
+    )
 
     candidates = _retrieve_documents(run, asked.query, nodes, limit=limit, options=options)
     active = {doc_id for doc_id, _ in asked.context.active_documents}
@@ -405,9 +430,10 @@ def _session_search(
         _apply_document_bias(run, candidates, active)
     hits = _document_hits(candidates, asked.query, limit)
 
-    # One document (or a part of one, or a chosen set) is a deliberate narrowing; the whole library is not.
-    if options.include_memories and not doc_ids and not names_a_document(run.plan["target_uri"]):
-        hits = _with_other_sources(run, hits, session=session, query=asked.query, as_asked=asked.as_asked, limit=limit)
+    if recalling is not None:
+        hits = _with_other_sources(
+            run, hits, session=session, query=asked.query, as_asked=asked.as_asked, recalling=recalling, limit=limit
+        )
         run.plan["sources"] = ["documents", "memories", "conversations"]
     else:
         run.plan["sources"] = ["documents"]
@@ -478,10 +504,12 @@ def _with_other_sources(
     session: ChatSession,
     query: retrievers.Query,
     as_asked: retrievers.Query,
+    recalling: Beside[dict[str, Any]],
     limit: int,
 ) -> list[Hit]:
-    """``hits`` with the long-term memories and earlier conversations that answer the query, best first.
-    Memories are also looked for with the question as it was asked (``as_asked``), when it was rewritten."""
+    """``hits`` with the long-term memories and the earlier conversations (``recalling``) that answer the
+    query, best first. Memories are also looked for with the question as it was asked (``as_asked``),
+    when it was rewritten."""
     memories = Memory.objects.filter(owner=run.owner, superseded_by__isnull=True, agent_id=session.agent_id)
     found = retrievers.memory_candidates(memories, query, limit=max(limit, MEMORY_CANDIDATES_MIN), as_asked=as_asked)
     run.stages += found.stages
@@ -489,7 +517,7 @@ def _with_other_sources(
     document_uris = {hit.uri for hit in hits}
     memory_ids = [candidate.row.id for candidate in found.candidates]
     others += _conversation_hits(
-        run, session=session, query=query, limit=limit, document_uris=document_uris, memory_ids=memory_ids
+        run, recalling=recalling, query=query, document_uris=document_uris, memory_ids=memory_ids
     )
     others.sort(key=lambda h: -h.score)
     # Documents keep at least half the places: memories complement them, they do not crowd them out; but

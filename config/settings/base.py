@@ -439,6 +439,9 @@ if not 0 < DOCUMENT_PARSE_WALL_S < DOCUMENT_INDEX_TIME_LIMIT_S:
     )
 
 # --- Retrieval ---------------------------------------------------------------------------------------
+# A search reads earlier conversations on a second pooled connection while it ranks documents on its
+# own, when the process is quiet enough to spare one (foundation.db.read_beside).
+READ_BESIDE = env_bool("READ_BESIDE", True)
 # "hierarchical" descends from the best directories; "flat" ranks chunks directly.
 RETRIEVAL_MODE = env_str("RETRIEVAL_MODE", "hierarchical")
 # A child's score is SCORE_PROPAGATION_ALPHA * its own + (1 - alpha) * its parent's.

@@ -1,9 +1,12 @@
-"""A queryset's filter reused in a statement written by hand selects exactly the rows the ORM would."""
+"""A queryset's filter reused in a statement written by hand selects exactly the rows the ORM would; a read
+run beside the caller's work uses a connection of its own only where that is safe, and hands it back."""
+
+import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, connections, transaction
 
-from foundation.db import where_sql
+from foundation.db import read_beside, where_sql
 from sessions_app.models import Message
 from tests.factories import ChatSessionFactory, UserFactory
 
@@ -50,3 +53,58 @@ def test_a_filter_nothing_passes_selects_nothing():
 def test_a_filter_through_a_relation_is_refused():
     with pytest.raises(ValueError, match="relation"):
         where_sql(Message.objects.filter(session__title="Trip"))
+
+
+def _said_in(session_id) -> tuple[list[str], str]:
+    """What a read beside the caller finds of a session, and the thread it ran on."""
+    contents = list(Message.objects.filter(session_id=session_id).order_by("seq").values_list("content", flat=True))
+    return contents, threading.current_thread().name
+
+
+def _pool_in_use() -> int:
+    stats = connections["default"].pool.get_stats()
+    return stats["pool_size"] - stats["pool_available"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_beside_runs_on_a_connection_of_its_own_and_hands_it_back():
+    session = ChatSessionFactory()
+    Message.objects.create(session=session, owner=session.owner, seq=1, role="user", content="I like tea")
+    in_use = _pool_in_use()
+
+    reading = read_beside(_said_in, session_id=session.pk)
+    contents, thread = reading.result()
+
+    assert contents == ["I like tea"] and thread.startswith("read-beside") and reading.ran_beside
+    assert _pool_in_use() == in_use  # its connection went back to the pool
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_beside_a_transaction_runs_in_it_and_sees_its_writes():
+    session = ChatSessionFactory()
+    with transaction.atomic():
+        Message.objects.create(session=session, owner=session.owner, seq=1, role="user", content="not yet committed")
+        reading = read_beside(_said_in, session_id=session.pk)
+        contents, thread = reading.result()
+
+    assert contents == ["not yet committed"] and thread == threading.current_thread().name
+    assert not reading.ran_beside
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_beside_raises_what_it_raised_to_whoever_waits_for_it():
+    def broken() -> None:
+        Message.objects.get(pk=-1)
+
+    with pytest.raises(Message.DoesNotExist):
+        read_beside(broken).result()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reads_beside_can_be_turned_off(settings):
+    settings.READ_BESIDE = False
+    session = ChatSessionFactory()
+
+    reading = read_beside(_said_in, session_id=session.pk)
+
+    assert reading.result()[1] == threading.current_thread().name and not reading.ran_beside

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from foundation.tasks import backfill_embeddings
 from retrieval_app.models import SearchTrace
 from sessions_app import services as sessions
 from sessions_app.models import Memory
@@ -215,7 +216,6 @@ def test_memories_and_earlier_conversations_join_as_their_own_source(auth_client
     Memory.objects.create(
         owner=user, category="preferences", key="tea", content="The user drinks green tea without sugar."
     )
-    from foundation.tasks import backfill_embeddings
 
     backfill_embeddings()
     session = sessions.session_create(owner=user)
@@ -233,6 +233,30 @@ def test_memories_and_earlier_conversations_join_as_their_own_source(auth_client
         format="json",
     ).json()["results"]
     assert any(r["origin"] == "memory" and "green tea" in r["text"] for r in results)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_earlier_conversations_read_beside_the_documents_find_what_reading_them_after_finds(
+    auth_client, user, library, settings
+):
+    earlier = sessions.session_create(owner=user, title="Network setup")
+    _say(earlier, ("user", "Our staging database listens on port 6543 behind the Nimbus router."))
+    backfill_embeddings()
+    query = "which port does the staging database use behind the router?"
+
+    def search() -> list[dict]:  # each in a new session, which has read nothing yet
+        ask = {"query": query, "session_id": str(sessions.session_create(owner=user).id)}
+        return auth_client.post("/api/retrieval/search", ask, format="json").json()["results"]
+
+    beside = search()
+    stage = next(s for s in SearchTrace.objects.latest("created_at").stages if s["stage"] == "conversations")
+    settings.READ_BESIDE = False
+    after = search()
+
+    assert stage.get("beside_documents") is True, stage
+    assert any(r["origin"] == "conversation" and "6543" in r["content"] for r in beside)
+    assert any(r["origin"] == "document" for r in beside)
+    assert [(r["uri"], r["score"]) for r in beside] == [(r["uri"], r["score"]) for r in after]
 
 
 def test_a_title_with_backslashes_resolves_without_error(auth_client, user):
@@ -284,7 +308,6 @@ def test_an_earlier_question_is_never_a_source_for_its_answer(auth_client, user,
         ("user", "How often do I need to descale the Aurora kettle in a hard-water area?"),
         ("user", "I descaled the Aurora kettle last Sunday with citric acid."),
     )
-    from foundation.tasks import backfill_embeddings
 
     backfill_embeddings()
     session = sessions.session_create(owner=user)
