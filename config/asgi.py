@@ -12,8 +12,9 @@ django.setup(set_prefix=False)
 import sys  # noqa: E402
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 
-from config import server  # noqa: E402
+from config import accepting, server  # noqa: E402
 from config.handler import ConnectionSafeASGIHandler  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from config.ws_auth import auth_stack, origin_validator  # noqa: E402
@@ -23,6 +24,7 @@ from integrations_app.mcp_server import WithMcp  # noqa: E402
 # Daphne's own command line: a server that would take any client's word for its address does not start.
 security.refuse_unsafe_proxy_headers(sys.argv)
 server.install()
+accepting.install(share=settings.WEB_ACCEPT_SHARE, pause_s=settings.WEB_ACCEPT_PAUSE_S)
 connections.install()
 django_asgi_app = ConnectionSafeASGIHandler()
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from config import embedded
+from config import accepting, embedded
 from config.webcheck import web_ready, web_trouble
 from foundation.celery import BULK_QUEUE, INTERACTIVE_QUEUE
 
@@ -328,7 +328,9 @@ def _children(listener: socket.socket, *, concurrency: int, web_processes: int) 
         argv = [sys.executable, "-m", "daphne", "-e", shared, "-u", str(own)]
         argv += ["--websocket_connect_timeout", str(WEBSOCKET_CONNECT_TIMEOUT_S)]
         argv += ["--application-close-timeout", f"{settings.APPLICATION_CLOSE_TIMEOUT_S:g}", "config.asgi:application"]
-        return _Child(name, argv, pass_fds=(listener.fileno(),), health=str(own))
+        # Each takes its turn at the shared socket when others share it (config.accepting).
+        env = {accepting.SHARED_BY_ENV: str(web_processes)}
+        return _Child(name, argv, pass_fds=(listener.fileno(),), health=str(own), env=env)
 
     # One process answers interactive work at once; bulk work gets the configured concurrency.
     # One person's upload is indexed one document at a time while others wait (DOCUMENT_INDEX_PER_USER):

@@ -100,6 +100,10 @@ WARM_UP_AT_START = env_bool("WARM_UP_AT_START", True)
 # How many Daphne processes the run command starts behind its one port: each serves HTTP and websockets
 # and prepares turns on a core of its own (one process's Python runs on one core at a time).
 WEB_PROCESSES = env_int("WEB_PROCESSES", os.cpu_count() or 1, minimum=1)
+# Web processes sharing the run command's listening socket take this many connections in a row, then
+# leave the next ones to the others for this long (config.accepting); 0 turns it off.
+WEB_ACCEPT_SHARE = env_int("WEB_ACCEPT_SHARE", 8, minimum=0)
+WEB_ACCEPT_PAUSE_S = env_float("WEB_ACCEPT_PAUSE_S", 0.02)
 # Daphne gives a request whose client has left this long to finish before it cancels it (the run
 # command passes it as --application-close-timeout); its connection is handed back either way.
 APPLICATION_CLOSE_TIMEOUT_S = env_float("APPLICATION_CLOSE_TIMEOUT_S", 10.0)

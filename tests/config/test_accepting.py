@@ -1,0 +1,106 @@
+"""Web processes sharing one listening socket share a burst of connections, rather than the first awake
+taking them all; a process alone at the socket still takes every one, in slices."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from config.accepting import SHARED_BY_ENV
+
+# A Twisted server on the inherited socket that answers each connection with its process id.
+SERVER = """
+import os, socket, sys
+from twisted.internet import protocol, reactor
+from config import accepting
+
+class Pid(protocol.Protocol):
+    def connectionMade(self):
+        self.transport.write(str(os.getpid()).encode())
+        self.transport.loseConnection()
+
+factory = protocol.Factory.forProtocol(Pid)
+shared = accepting.install(share=int(sys.argv[2]), pause_s=float(sys.argv[3]))
+reactor.adoptStreamPort(int(sys.argv[1]), socket.AF_INET, factory)
+reactor.callWhenRunning(print, "shared", shared, flush=True)
+reactor.run()
+"""
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _servers(listener: socket.socket, count: int, *, share: int, pause_s: float, shared_by: int):
+    servers = [
+        subprocess.Popen(
+            [sys.executable, "-c", SERVER, str(listener.fileno()), str(share), str(pause_s)],
+            pass_fds=(listener.fileno(),),
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, SHARED_BY_ENV: str(shared_by)},
+            cwd=ROOT,
+        )
+        for _ in range(count)
+    ]
+    said = [server.stdout.readline().strip() for server in servers]  # each says so once it accepts
+    return servers, said
+
+
+def _burst(port: int, connections: int) -> Counter:
+    clients = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(connections)]
+    answered = Counter()
+    for client in clients:
+        answered[client.recv(32).decode()] += 1
+        client.close()
+    return answered
+
+
+@pytest.fixture
+def listener():
+    sock = socket.create_server(("127.0.0.1", 0), backlog=256)
+    sock.set_inheritable(True)
+    sock.setblocking(False)  # as Daphne's "fd" endpoint leaves the run command's socket
+    yield sock
+    sock.close()
+
+
+def _stop(servers) -> None:
+    for server in servers:
+        server.kill()
+        server.wait(timeout=10)
+
+
+def test_two_processes_at_one_socket_share_a_burst_of_connections(listener):
+    servers, said = _servers(listener, 2, share=4, pause_s=0.2, shared_by=2)
+    try:
+        answered = _burst(listener.getsockname()[1], 40)
+    finally:
+        _stop(servers)
+
+    assert said == ["shared True", "shared True"]
+    assert sum(answered.values()) == 40
+    assert len(answered) == 2 and min(answered.values()) >= 12, answered
+
+
+def test_a_process_alone_at_the_socket_takes_every_connection(listener):
+    servers, said = _servers(listener, 1, share=4, pause_s=0.05, shared_by=2)
+    try:
+        answered = _burst(listener.getsockname()[1], 30)
+    finally:
+        _stop(servers)
+
+    assert said == ["shared True"] and sum(answered.values()) == 30
+
+
+def test_a_process_that_shares_with_nobody_takes_connections_as_twisted_does(listener):
+    servers, said = _servers(listener, 1, share=4, pause_s=0.05, shared_by=1)
+    try:
+        answered = _burst(listener.getsockname()[1], 10)
+    finally:
+        _stop(servers)
+
+    assert said == ["shared False"] and sum(answered.values()) == 10
