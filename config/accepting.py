@@ -15,6 +15,7 @@ process's own Unix socket (its health check) is not held back.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 
@@ -22,6 +23,8 @@ from twisted.internet import tcp, unix
 
 # Set by the run command on each web process it starts: how many share the listening socket.
 SHARED_BY_ENV = "RECOLLECT_WEB_PROCESSES"
+
+logger = logging.getLogger(__name__)
 
 
 class _Turns:
@@ -34,12 +37,17 @@ class _Turns:
     def read(self, port: tcp.Port, accept: Callable[[tcp.Port], None]) -> None:
         port.numberAccepts = min(port.numberAccepts, self.share - self.taken)
         before = port.sessionno  # counts each connection taken
-        accept(port)
+        accept(port)  # Twisted's accept loop, which handles its own errors
         self.taken += port.sessionno - before
-        if self.taken >= self.share:
-            self.taken = 0
-            port.stopReading()
+        if self.taken < self.share:
+            return
+        self.taken = 0
+        try:
             port.reactor.callLater(self.pause_s, _resume, port)
+        except Exception:  # an error here would make the reactor close the port: accept as Twisted does
+            logger.exception("could not step back from the shared socket; taking connections as they come")
+            return
+        port.stopReading()
 
 
 def _resume(port: tcp.Port) -> None:
@@ -52,6 +60,10 @@ def install(*, share: int, pause_s: float) -> bool:
     ``pause_s``, when the run command says it shares it (``RECOLLECT_WEB_PROCESSES`` > 1); whether it does."""
     if share <= 0 or int(os.environ.get(SHARED_BY_ENV, "1") or 1) <= 1:
         return False
+    if not pause_s >= 0:  # also refuses NaN
+        raise ValueError(f"the pause at a shared socket must be 0 s or more, not {pause_s!r}")
+    if getattr(tcp.Port.doRead, "takes_turns", False):
+        return True  # installed already
     accept = tcp.Port.doRead
 
     def do_read(port: tcp.Port) -> None:
@@ -62,5 +74,6 @@ def install(*, share: int, pause_s: float) -> bool:
             turns = port.__dict__["_recollect_turns"] = _Turns(share, pause_s)
         return turns.read(port, accept)
 
+    do_read.takes_turns = True
     tcp.Port.doRead = do_read
     return True

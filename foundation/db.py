@@ -4,7 +4,6 @@ statements written by hand."""
 from __future__ import annotations
 
 import contextvars
-import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -12,20 +11,22 @@ from typing import Any, Generic, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet, FullResultSet
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, connections
 from django.db.models import QuerySet
+from psycopg_pool import PoolTimeout
 
 from foundation.connections import release_database_connections
 
 __all__ = ["Beside", "read_beside", "release_database_connections", "where_sql"]
-
-logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 # Reads run beside a request's own (see ``read_beside``), a few at once per process: each holds a
 # pooled connection while it runs.
 BESIDE_THREADS = 4
+# A pool smaller than this keeps every read on its request's connection: a second one for a read beside
+# would leave none for anyone else.
+MIN_POOL_BESIDE = 4
 _beside = ThreadPoolExecutor(max_workers=BESIDE_THREADS, thread_name_prefix="read-beside")
 
 
@@ -44,13 +45,19 @@ class Beside(Generic[T]):
         started = time.perf_counter()
         if self._future is not None and self._future.cancel():
             self.ran_beside = False  # still queued behind other reads: quicker to run it here and now
-        if not self.ran_beside:
-            value = self._function(**self._kwargs)
-            self.ms = round((time.perf_counter() - started) * 1000, 2)
-            return value
-        value, self.ms = self._future.result()
-        self.waited_ms = round((time.perf_counter() - started) * 1000, 2)
+        if self.ran_beside:
+            value, self.ms = self._future.result()
+            if value is not _NO_CONNECTION:
+                self.waited_ms = round((time.perf_counter() - started) * 1000, 2)
+                return value
+            self.ran_beside = False  # the pool had nothing to spare by then: the caller's connection serves
+        value = self._function(**self._kwargs)
+        self.ms = round((time.perf_counter() - started) * 1000, 2)
         return value
+
+
+# What a read beside answers when it got no connection in time: its caller runs it instead.
+_NO_CONNECTION = object()
 
 
 def _spare_connections() -> int:
@@ -75,14 +82,22 @@ def read_beside(function: Callable[..., T], /, **kwargs: Any) -> Beside[T]:
     if not settings.READ_BESIDE or connection.in_atomic_block:
         return Beside(function, kwargs, None)
     pool = connections[DEFAULT_DB_ALIAS].pool
-    if pool is None or _spare_connections() < pool.max_size // 2:
+    if pool is None or pool.max_size < MIN_POOL_BESIDE or _spare_connections() < pool.max_size // 2:
         return Beside(function, kwargs, None)
     context = contextvars.copy_context()  # the caller's session and model-call accounting
 
-    def run() -> tuple[T, float]:
+    def run() -> tuple[object, float]:
+        # The caller holds a connection and waits: should the pool have been drained since, the caller
+        # runs the read on its own rather than wait for the pool's timeout.
+        if _spare_connections() < 1:
+            return _NO_CONNECTION, 0.0
         started = time.perf_counter()
         try:
             return context.run(function, **kwargs), round((time.perf_counter() - started) * 1000, 2)
+        except OperationalError as exc:
+            if isinstance(exc.__cause__, PoolTimeout):
+                return _NO_CONNECTION, 0.0
+            raise
         finally:
             connections.close_all()  # back to the pool
 

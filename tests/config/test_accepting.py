@@ -11,7 +11,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from twisted.internet import tcp
 
+from config import accepting
 from config.accepting import SHARED_BY_ENV
 
 # A Twisted server on the inherited socket that answers each connection with its process id.
@@ -104,3 +106,14 @@ def test_a_process_that_shares_with_nobody_takes_connections_as_twisted_does(lis
         _stop(servers)
 
     assert said == ["shared False"] and sum(answered.values()) == 10
+
+
+def test_a_pause_below_zero_is_refused_and_installing_twice_counts_once(monkeypatch):
+    monkeypatch.setattr(tcp.Port, "doRead", tcp.Port.doRead)  # put back after the test
+    monkeypatch.setenv(SHARED_BY_ENV, "2")
+
+    with pytest.raises(ValueError, match="0 s or more"):
+        accepting.install(share=4, pause_s=-1.0)
+    assert accepting.install(share=4, pause_s=0.01)
+    installed = tcp.Port.doRead
+    assert accepting.install(share=4, pause_s=0.01) and tcp.Port.doRead is installed  # not wrapped twice

@@ -6,6 +6,7 @@ import threading
 import pytest
 from django.db import connection, connections, transaction
 
+from foundation import db
 from foundation.db import read_beside, where_sql
 from sessions_app.models import Message
 from tests.factories import ChatSessionFactory, UserFactory
@@ -67,7 +68,9 @@ def _pool_in_use() -> int:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_read_beside_runs_on_a_connection_of_its_own_and_hands_it_back():
+def test_a_read_beside_runs_on_a_connection_of_its_own_and_hands_it_back(monkeypatch):
+    # Threads of earlier tests may still hold some of this process's pool: the pool is said to have room.
+    monkeypatch.setattr(db, "_spare_connections", lambda: connections["default"].pool.max_size)
     session = ChatSessionFactory()
     Message.objects.create(session=session, owner=session.owner, seq=1, role="user", content="I like tea")
     in_use = _pool_in_use()
@@ -108,3 +111,17 @@ def test_reads_beside_can_be_turned_off(settings):
     reading = read_beside(_said_in, session_id=session.pk)
 
     assert reading.result()[1] == threading.current_thread().name and not reading.ran_beside
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_beside_that_finds_the_pool_drained_runs_on_the_callers_connection(monkeypatch):
+    session = ChatSessionFactory()
+    Message.objects.create(session=session, owner=session.owner, seq=1, role="user", content="I like tea")
+    spare = iter([8])  # room when the read is started; none left once its thread would take a connection
+    monkeypatch.setattr(db, "_spare_connections", lambda: next(spare, 0))
+
+    reading = read_beside(_said_in, session_id=session.pk)
+    contents, thread = reading.result()
+
+    assert contents == ["I like tea"] and thread == threading.current_thread().name
+    assert not reading.ran_beside

@@ -5,7 +5,9 @@ the stored trace, and bad input."""
 from __future__ import annotations
 
 import pytest
+from django.db import connections
 
+from foundation import db
 from foundation.tasks import backfill_embeddings
 from retrieval_app.models import SearchTrace
 from sessions_app import services as sessions
@@ -237,8 +239,10 @@ def test_memories_and_earlier_conversations_join_as_their_own_source(auth_client
 
 @pytest.mark.django_db(transaction=True)
 def test_earlier_conversations_read_beside_the_documents_find_what_reading_them_after_finds(
-    auth_client, user, library, settings
+    auth_client, user, library, settings, monkeypatch
 ):
+    # Threads of earlier tests may still hold some of this process's pool: the pool is said to have room.
+    monkeypatch.setattr(db, "_spare_connections", lambda: connections["default"].pool.max_size)
     earlier = sessions.session_create(owner=user, title="Network setup")
     _say(earlier, ("user", "Our staging database listens on port 6543 behind the Nimbus router."))
     backfill_embeddings()
