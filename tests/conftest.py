@@ -75,3 +75,19 @@ def staff_api(api_client, db):
     """The API as a staff member calls it: health answers with versions, errors and backlogs."""
     api_client.force_authenticate(UserFactory(is_staff=True))
     return api_client
+
+
+@pytest.fixture
+def pool_with_room(transactional_db, monkeypatch):
+    """A read beside (``foundation.db.read_beside``) finds a connection to spare, however much of this
+    process's pool the threads of earlier tests still hold: the pool may open one more, and says it has room."""
+    from django.db import connections
+
+    from foundation import db
+
+    pool = connections["default"].pool
+    min_size, max_size = pool.min_size, pool.max_size
+    pool.resize(min_size, max_size + 1)
+    monkeypatch.setattr(db, "_spare_connections", lambda: max_size)
+    yield pool
+    pool.resize(min_size, max_size)
