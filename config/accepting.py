@@ -15,6 +15,7 @@ process's own Unix socket (its health check) is not held back.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 from collections.abc import Callable
@@ -52,7 +53,11 @@ class _Turns:
 
 def _resume(port: tcp.Port) -> None:
     if port.connected and not port.disconnecting:
-        port.startReading()
+        # Twisted runs its timed calls in the context of whatever last set its timer (an HTTP request's,
+        # holding that request's thread-sensitive executor), and every connection the socket's reader
+        # accepts inherits the context the reader is registered in: a websocket would then look for an
+        # executor its request had closed. The reader is registered in a context of its own.
+        contextvars.Context().run(port.startReading)
 
 
 def install(*, share: int, pause_s: float) -> bool:

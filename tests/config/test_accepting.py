@@ -3,6 +3,7 @@ taking them all; a process alone at the socket still takes every one, in slices.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import socket
 import subprocess
@@ -117,3 +118,27 @@ def test_a_pause_below_zero_is_refused_and_installing_twice_counts_once(monkeypa
     assert accepting.install(share=4, pause_s=0.01)
     installed = tcp.Port.doRead
     assert accepting.install(share=4, pause_s=0.01) and tcp.Port.doRead is installed  # not wrapped twice
+
+
+REQUEST_STATE = contextvars.ContextVar("request_state")
+
+
+class _Port:
+    """What stepping back from a socket and coming back touches of a port."""
+
+    connected, disconnecting = True, False
+
+    def startReading(self) -> None:
+        self.registered_in = contextvars.copy_context()
+
+
+def test_the_socket_comes_back_in_a_context_of_its_own_not_the_one_that_set_the_timer():
+    port = _Port()
+
+    def timer_fires() -> None:  # Twisted runs timed calls in the context of whoever last set its timer
+        REQUEST_STATE.set("an HTTP request's thread-sensitive executor, since closed")
+        accepting._resume(port)
+
+    contextvars.copy_context().run(timer_fires)
+
+    assert REQUEST_STATE not in port.registered_in  # what it accepts next inherits nothing of that request
