@@ -71,18 +71,20 @@ def listener():
     sock.close()
 
 
-def _stop(servers) -> None:
-    for server in servers:
-        server.kill()
-        server.wait(timeout=10)
+def _served(listener, processes: int, *, connections: int, pause_s: float, shared_by: int):
+    """What each of ``processes`` servers said of itself, and how many of a burst of ``connections`` each
+    answered (by process id)."""
+    servers, said = _servers(listener, processes, share=4, pause_s=pause_s, shared_by=shared_by)
+    try:
+        return said, _burst(listener.getsockname()[1], connections)
+    finally:
+        for server in servers:
+            server.kill()
+            server.wait(timeout=10)
 
 
 def test_two_processes_at_one_socket_share_a_burst_of_connections(listener):
-    servers, said = _servers(listener, 2, share=4, pause_s=0.2, shared_by=2)
-    try:
-        answered = _burst(listener.getsockname()[1], 40)
-    finally:
-        _stop(servers)
+    said, answered = _served(listener, 2, connections=40, pause_s=0.2, shared_by=2)
 
     assert said == ["shared True", "shared True"]
     assert sum(answered.values()) == 40
@@ -90,21 +92,13 @@ def test_two_processes_at_one_socket_share_a_burst_of_connections(listener):
 
 
 def test_a_process_alone_at_the_socket_takes_every_connection(listener):
-    servers, said = _servers(listener, 1, share=4, pause_s=0.05, shared_by=2)
-    try:
-        answered = _burst(listener.getsockname()[1], 30)
-    finally:
-        _stop(servers)
+    said, answered = _served(listener, 1, connections=30, pause_s=0.05, shared_by=2)
 
     assert said == ["shared True"] and sum(answered.values()) == 30
 
 
 def test_a_process_that_shares_with_nobody_takes_connections_as_twisted_does(listener):
-    servers, said = _servers(listener, 1, share=4, pause_s=0.05, shared_by=1)
-    try:
-        answered = _burst(listener.getsockname()[1], 10)
-    finally:
-        _stop(servers)
+    said, answered = _served(listener, 1, connections=10, pause_s=0.05, shared_by=1)
 
     assert said == ["shared False"] and sum(answered.values()) == 10
 
