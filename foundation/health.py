@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import psycopg
+import redis
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.loader import MigrationLoader
@@ -140,13 +141,30 @@ def database_status() -> dict[str, Any]:
     return report
 
 
-def redis_status() -> dict[str, Any]:
-    import redis
+# One client per Redis URL for the checks, kept between them: a client made per check connected anew
+# each time and read the library's version from its installed metadata, most of a check's cost, which a
+# balancer asking every few seconds (or a burst of anonymous checks) paid in the web process's time.
+_redis_clients: dict[str, redis.Redis] = {}
+_redis_clients_lock = threading.Lock()
 
+
+def _redis_client(url: str) -> redis.Redis:
+    with _redis_clients_lock:
+        client = _redis_clients.get(url)
+        if client is None:
+            # A burst of checks waits its turn for the few connections rather than opening one each.
+            pool = redis.BlockingConnectionPool.from_url(
+                url, max_connections=4, timeout=2, socket_timeout=2, socket_connect_timeout=2
+            )
+            client = _redis_clients[url] = redis.Redis(connection_pool=pool)
+        return client
+
+
+def redis_status() -> dict[str, Any]:
     started = time.perf_counter()
     try:
-        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
-        info = client.info("server")
+        # A connection that broke since the last check is dropped and made anew by the client itself.
+        info = _redis_client(settings.REDIS_URL).info("server")
     except (redis.RedisError, OSError) as exc:
         return {"ok": False, "error": str(exc)}
     return {

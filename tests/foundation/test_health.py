@@ -61,3 +61,18 @@ def test_the_deep_check_tells_staff_what_is_wrong_and_others_only_that_it_is(sta
     assert body["queues"]["queues"]["bulk"]["consumers"] == []
     anyone = APIClient().get("/api/health?deep=1").json()
     assert anyone["workers"] == {"ok": False} and anyone["queues"] == {"ok": False} and "problems" not in anyone
+
+
+def test_health_checks_reuse_their_redis_connection(broker):
+    """A balancer asks every few seconds: each check used to connect to Redis anew."""
+    assert health.redis_status()["ok"]
+    before = broker.info("stats")["total_connections_received"]
+    reports = [health.redis_status() for _ in range(20)]
+    assert all(report["ok"] for report in reports)
+    assert broker.info("stats")["total_connections_received"] == before
+
+
+def test_a_redis_that_cannot_be_reached_is_reported_not_ok(settings):
+    settings.REDIS_URL = "redis://127.0.0.1:9/0"  # the discard port: nothing listens there
+    report = health.redis_status()
+    assert report["ok"] is False and report["error"]
