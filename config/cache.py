@@ -9,6 +9,7 @@ raises at once instead; the first call after that tries Redis again.
 from __future__ import annotations
 
 import functools
+import threading
 import time
 
 import redis
@@ -18,6 +19,13 @@ FAILED_BACKOFF_S = 5.0
 
 # When each set of servers last failed, shared by the cache objects of every thread of the process.
 _failed_at: dict[tuple[str, ...], float] = {}
+
+# Django makes a cache object per thread, and each made its own connection pool: every request (each
+# runs on a thread of its own) opened a new connection to Redis, with its handshake, where one pool per
+# server and options, shared by the process's threads, lends a connection already open.
+_pools: dict[tuple[str, type, str], redis.ConnectionPool] = {}
+_clients: dict[int, redis.Redis] = {}
+_pools_lock = threading.Lock()
 
 
 def _fail_fast(method):
@@ -37,19 +45,27 @@ def _fail_fast(method):
 
 
 class FailFastRedisCacheClient(RedisCacheClient):
-    """Each command of Django's client, skipped while Redis is known to be down; and one Redis client
-    object per connection pool, where Django's builds a new one for every command (its table of reply
-    handlers, about 170 entries, filled each time: 1.6 ms of a chat turn's processor)."""
+    """Each command of Django's client, skipped while Redis is known to be down; one connection pool per
+    server for the whole process, where Django's makes one per thread; and one Redis client object per
+    pool, where Django's builds a new one for every command (its table of reply handlers, about 170
+    entries, filled each time: 1.6 ms of a chat turn's processor)."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._clients: dict[int, redis.Redis] = {}
+    def _get_connection_pool(self, write: bool) -> redis.ConnectionPool:
+        server = self._servers[self._get_connection_pool_index(write)]
+        key = (server, self._pool_class, repr(sorted(self._pool_options.items())))
+        pool = _pools.get(key)
+        if pool is None:
+            with _pools_lock:
+                pool = _pools.get(key)
+                if pool is None:  # a pool is safe to share between threads, and starts anew after a fork
+                    pool = _pools[key] = self._pool_class.from_url(server, **self._pool_options)
+        return pool
 
     def get_client(self, key=None, *, write: bool = False) -> redis.Redis:
         pool = self._get_connection_pool(write)
-        client = self._clients.get(id(pool))
+        client = _clients.get(id(pool))
         if client is None:  # a Redis client is safe to share between threads: it borrows from the pool
-            client = self._clients[id(pool)] = self._client(connection_pool=pool)
+            client = _clients.setdefault(id(pool), self._client(connection_pool=pool))
         return client
 
 
