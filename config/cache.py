@@ -14,6 +14,7 @@ import time
 
 import redis
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from redis.exceptions import MaxConnectionsError
 
 FAILED_BACKOFF_S = 5.0
 
@@ -24,6 +25,10 @@ _failed_at: dict[tuple[str, ...], float] = {}
 # runs on a thread of its own) opened a new connection to Redis, with its handshake, where one pool per
 # server and options, shared by the process's threads, lends a connection already open.
 _pools: dict[tuple[str, type, str], redis.ConnectionPool] = {}
+# How many connections the shared pool may open (redis-py's own default is 100, where each thread's pool
+# had 100): a pool opens only as many as are in use at once, and a process never has this many commands
+# in flight. ``max_connections`` in the cache's OPTIONS overrides it.
+POOL_MAX_CONNECTIONS = 1000
 _clients: dict[int, redis.Redis] = {}
 _pools_lock = threading.Lock()
 
@@ -37,6 +42,8 @@ def _fail_fast(method):
             raise redis.ConnectionError("Redis failed a moment ago; not tried again yet.")
         try:
             return method(client, *args, **kwargs)
+        except MaxConnectionsError:
+            raise  # this process's pool is full, which says nothing of Redis: the next command may go
         except (redis.ConnectionError, redis.TimeoutError):
             _failed_at[servers] = time.monotonic()
             raise
@@ -58,7 +65,8 @@ class FailFastRedisCacheClient(RedisCacheClient):
             with _pools_lock:
                 pool = _pools.get(key)
                 if pool is None:  # a pool is safe to share between threads, and starts anew after a fork
-                    pool = _pools[key] = self._pool_class.from_url(server, **self._pool_options)
+                    options = {"max_connections": POOL_MAX_CONNECTIONS, **self._pool_options}
+                    pool = _pools[key] = self._pool_class.from_url(server, **options)
         return pool
 
     def get_client(self, key=None, *, write: bool = False) -> redis.Redis:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 import redis
 from django.conf import settings
 from django.core.cache import caches
@@ -34,3 +35,20 @@ def test_a_value_set_on_one_thread_is_read_on_another():
     thread.start()
     thread.join()
     assert seen == [{"answer": 42}]
+
+
+def test_a_full_pool_fails_one_command_and_does_not_turn_the_cache_off(settings):
+    """A full pool says nothing of Redis: the next command, once a connection is free, goes to Redis
+    rather than being refused for FAILED_BACKOFF_S as if Redis were down."""
+    default = settings.CACHES["default"]
+    settings.CACHES = {"default": {**default, "OPTIONS": {**default.get("OPTIONS", {}), "max_connections": 1}}}
+    cache = caches["default"]
+    cache.set("still-here", "yes", 30)
+    pool = cache._cache.get_client().connection_pool
+    held = pool.get_connection()
+    try:
+        with pytest.raises(redis.ConnectionError):
+            cache.get("still-here")
+    finally:
+        pool.release(held)
+    assert cache.get("still-here") == "yes"
