@@ -59,14 +59,17 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return number
 
 
-def env_float(name: str, default: float) -> float:
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
     value = _raw(name)
     if value is None or not value.strip():
         return default
     try:
-        return float(value)
+        number = float(value)
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name}={value!r} is not a number.") from exc
+    if minimum is not None and not number >= minimum:  # NaN is refused too
+        raise ImproperlyConfigured(f"{name}={value} is below its minimum of {minimum:g}.")
+    return number
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

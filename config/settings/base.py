@@ -103,7 +103,7 @@ WEB_PROCESSES = env_int("WEB_PROCESSES", os.cpu_count() or 1, minimum=1)
 # Web processes sharing the run command's listening socket take this many connections in a row, then
 # leave the next ones to the others for this long (config.accepting); 0 turns it off.
 WEB_ACCEPT_SHARE = env_int("WEB_ACCEPT_SHARE", 8, minimum=0)
-WEB_ACCEPT_PAUSE_S = max(env_float("WEB_ACCEPT_PAUSE_S", 0.02), 0.0)
+WEB_ACCEPT_PAUSE_S = env_float("WEB_ACCEPT_PAUSE_S", 0.02, minimum=0.0)
 # Daphne gives a request whose client has left this long to finish before it cancels it (the run
 # command passes it as --application-close-timeout); its connection is handed back either way.
 APPLICATION_CLOSE_TIMEOUT_S = env_float("APPLICATION_CLOSE_TIMEOUT_S", 10.0)

@@ -61,6 +61,8 @@ def test_flags_are_read_in_either_spelling(monkeypatch):
         (lambda: env.env_int("X_FLAG", 1), "ten", "is not an integer"),
         (lambda: env.env_int("X_FLAG", 1, minimum=1), "0", "below its minimum"),
         (lambda: env.env_float("X_FLAG", 1.0), "four", "is not a number"),
+        (lambda: env.env_float("X_FLAG", 1.0, minimum=0.0), "-0.5", "below its minimum"),
+        (lambda: env.env_float("X_FLAG", 1.0, minimum=0.0), "nan", "below its minimum"),
     ],
 )
 def test_a_malformed_value_names_the_variable(monkeypatch, reader, value, message):
