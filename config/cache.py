@@ -23,14 +23,14 @@ _failed_at: dict[tuple[str, ...], float] = {}
 
 # Django makes a cache object per thread, and each made its own connection pool: every request (each
 # runs on a thread of its own) opened a new connection to Redis, with its handshake, where one pool per
-# server and options, shared by the process's threads, lends a connection already open.
-_pools: dict[tuple[str, type, str], redis.ConnectionPool] = {}
+# server and options, shared by the process's threads, lends a connection already open. Each pool is
+# kept with the one Redis client that borrows from it.
+_shared_clients: dict[tuple[str, type, str], redis.Redis] = {}
+_shared_lock = threading.Lock()
 # How many connections the shared pool may open (redis-py's own default is 100, where each thread's pool
 # had 100): a pool opens only as many as are in use at once, and a process never has this many commands
 # in flight. ``max_connections`` in the cache's OPTIONS overrides it.
 POOL_MAX_CONNECTIONS = 1000
-_clients: dict[int, redis.Redis] = {}
-_pools_lock = threading.Lock()
 
 
 def _fail_fast(method):
@@ -57,23 +57,29 @@ class FailFastRedisCacheClient(RedisCacheClient):
     pool, where Django's builds a new one for every command (its table of reply handlers, about 170
     entries, filled each time: 1.6 ms of a chat turn's processor)."""
 
-    def _get_connection_pool(self, write: bool) -> redis.ConnectionPool:
-        server = self._servers[self._get_connection_pool_index(write)]
-        key = (server, self._pool_class, repr(sorted(self._pool_options.items())))
-        pool = _pools.get(key)
-        if pool is None:
-            with _pools_lock:
-                pool = _pools.get(key)
-                if pool is None:  # a pool is safe to share between threads, and starts anew after a fork
-                    options = {"max_connections": POOL_MAX_CONNECTIONS, **self._pool_options}
-                    pool = _pools[key] = self._pool_class.from_url(server, **options)
-        return pool
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._clients: dict[int, redis.Redis] = {}  # by server index, found once per cache object
 
     def get_client(self, key=None, *, write: bool = False) -> redis.Redis:
-        pool = self._get_connection_pool(write)
-        client = _clients.get(id(pool))
-        if client is None:  # a Redis client is safe to share between threads: it borrows from the pool
-            client = _clients.setdefault(id(pool), self._client(connection_pool=pool))
+        index = self._get_connection_pool_index(write)
+        client = self._clients.get(index)
+        if client is None:
+            client = self._clients[index] = self._shared_client(self._servers[index])
+        return client
+
+    def _get_connection_pool(self, write: bool) -> redis.ConnectionPool:
+        return self.get_client(write=write).connection_pool
+
+    def _shared_client(self, server: str) -> redis.Redis:
+        key = (server, self._pool_class, repr(sorted(self._pool_options.items())))
+        with _shared_lock:
+            client = _shared_clients.get(key)
+            if client is None:
+                # A pool and a client are safe to share between threads; a pool starts anew after a fork.
+                options = {"max_connections": POOL_MAX_CONNECTIONS, **self._pool_options}
+                pool = self._pool_class.from_url(server, **options)
+                client = _shared_clients[key] = self._client(connection_pool=pool)
         return client
 
 
