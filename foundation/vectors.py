@@ -8,11 +8,13 @@ from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Case, ExpressionWrapper, FloatField, QuerySet, Value, When
+from django.db import connection
+from django.db.models import Case, FloatField, QuerySet, Value, When
 from pgvector import Vector
 from pgvector.django import CosineDistance
 
 from foundation import caching
+from foundation.db import filter_sql
 
 # How long whether a filter leaves more than a cap of rows is remembered.
 ROWS_TTL_S = 300
@@ -61,19 +63,39 @@ def nearest_neighbours(
     a way that changes with every call (recall leaves out the asking session): its size is remembered,
     where the narrower one's would be counted again each time.
     """
+    sized = queryset if sized_by is None else sized_by
     embedded = {f"{field}__isnull": False, "embedding_model": model_name}
-    candidates = queryset.filter(**embedded)
-    sized = candidates if sized_by is None else sized_by.filter(**embedded)
-    distance = cosine_to(embedding, field)
-    if has_more_rows_than(sized, settings.VECTOR_EXACT_SCAN_MAX_ROWS):
-        found = list(candidates.annotate(distance=distance).order_by("distance").values_list(key, "distance")[:limit])
-        if len(found) == limit:
-            return found
-    # Sorting by distance + 0 keeps the sort key from matching the HNSW operator, so PostgreSQL ranks
-    # the filtered rows exactly instead of walking the graph past other tenants' rows; the same
-    # expression in the select list means it is computed once per row.
-    exact = ExpressionWrapper(distance + Value(0.0), output_field=FloatField())
-    return list(candidates.annotate(distance=exact).order_by("distance").values_list(key, "distance")[:limit])
+    select, vector, rest, params = _nearest_sql(queryset, model_name=model_name, field=field, key=key)
+    params = [vector_text(embedding), *params, limit]
+    with connection.cursor() as cursor:
+        if has_more_rows_than(sized.filter(**embedded), settings.VECTOR_EXACT_SCAN_MAX_ROWS):
+            cursor.execute(f"{select} {vector} <=> %s::vector{rest}", params)
+            found = cursor.fetchall()
+            if len(found) == limit:
+                return found
+        # Sorting by distance + 0 keeps the sort key from matching the HNSW operator, so PostgreSQL ranks
+        # the filtered rows exactly instead of walking the graph past other tenants' rows; the same
+        # expression in the select list means it is computed once per row.
+        cursor.execute(f"{select} ({vector} <=> %s::vector) + 0{rest}", params)
+        return cursor.fetchall()
+
+
+def _nearest_sql(queryset: QuerySet, *, model_name: str, field: str, key: str) -> tuple[str, str, str, list]:
+    """The statement ranking ``queryset``'s rows embedded by ``model_name`` by their distance, in parts:
+    what comes before the distance, the vector column, what follows it (ending in the limit), and the
+    parameters between the query vector and the limit. Written by hand on the queryset's filter: building
+    it through the ORM cost more than PostgreSQL takes to answer it."""
+    meta = queryset.model._meta
+    quote = connection.ops.quote_name
+    table = quote(meta.db_table)
+    column = meta.pk.column if key == "pk" else meta.get_field(key).column
+    vector = f"{table}.{quote(meta.get_field(field).column)}"
+    where, params = filter_sql(queryset)
+    rest = (
+        f" AS distance FROM {table} WHERE ({where}) AND {vector} IS NOT NULL"
+        f" AND {table}.{quote(meta.get_field('embedding_model').column)} = %s ORDER BY distance LIMIT %s"
+    )
+    return f"SELECT {table}.{quote(column)},", vector, rest, [*params, model_name]
 
 
 def has_more_rows_than(queryset: QuerySet, cap: int) -> bool:
@@ -82,8 +104,9 @@ def has_more_rows_than(queryset: QuerySet, cap: int) -> bool:
     A stale answer costs speed, never results: a filter that grew past the cap is still ranked
     exactly, and one that shrank falls back to the exact ranking when the index comes back short.
     """
-    sql, params = queryset.order_by().values("pk").query.sql_with_params()
-    key = "nn-rows:" + hashlib.sha256(f"{cap}|{sql}|{params}".encode()).hexdigest()
+    # Named by its filter alone: compiling the whole count to name it cost more than asking the cache.
+    where, params = filter_sql(queryset)
+    key = f"nn-rows:{queryset.model._meta.db_table}:" + hashlib.sha256(f"{cap}|{where}|{params}".encode()).hexdigest()
     return caching.remembered(key, lambda: queryset.order_by().values("pk")[: cap + 1].count() > cap, ttl=ROWS_TTL_S)
 
 

@@ -28,7 +28,8 @@ from documents_app.models import DocumentNode
 from documents_app.uris import directory_ancestors
 from foundation import bm25
 from foundation.bm25 import quoted
-from foundation.vectors import cosine_to, has_more_rows_than, nearest_neighbours
+from foundation.db import filter_sql
+from foundation.vectors import cosine_to, has_more_rows_than, nearest_neighbours, vector_text
 from retrieval_app.fusion import RRF_K, blend, reciprocal_rank
 from sessions_app.uris import memory_uri
 
@@ -224,27 +225,56 @@ def _own_score_sql(query: Query) -> tuple[str, list[Any]]:
     return sql, [1 - weight, weight, *params]
 
 
-def node_rows(queryset: QuerySet, query: Query, *, chunks_per_parent: int | None = None) -> list[NodeRow]:
-    """The nodes of ``queryset`` with their signals, as plain rows in one query. With
-    ``chunks_per_parent``, only that many chunks of each parent come back, its best by their own score:
-    a chunk's score is its own blended with its parent's, so below that rank among its siblings it can
-    never be among the ``chunks_per_parent`` best of all. Directories always come back."""
-    rows = scored(queryset, query, text=False).values_list(*_NODE_FIELDS)
-    if chunks_per_parent is None:
-        return [NodeRow(*row) for row in rows]
-    sql, params = rows.query.sql_with_params()
-    own, own_params = _own_score_sql(query)
-    columns = ", ".join(_NODE_FIELDS)
-    # Django's own SQL, wrapped, the rank computed from the signals it selected: a row's vector is read
-    # and compared once, not again for the ranking (OFFSET 0 keeps PostgreSQL from merging the two levels
-    # and computing the signals twice). The values added are parameters.
-    wrapped = (
-        f"SELECT {columns} FROM (SELECT *, row_number() OVER ("  # noqa: S608
-        f"PARTITION BY parent_uri, kind ORDER BY {own} DESC, uri) AS sibling_rank "
-        f"FROM ({sql} OFFSET 0) AS scored) AS ranked WHERE kind <> %s OR sibling_rank <= %s"
-    )
+def _signals_sql(query: Query) -> tuple[str, list[Any]]:
+    """The two signals ``scored`` annotates, as the SQL of two columns of a document node (``dense``,
+    NULL without a vector of the query's model, and ``matched``) and their parameters."""
+    table = _NODES_TABLE
+    if query.vector is not None:
+        dense = f"CASE WHEN {table}.embedding_model = %s THEN 1 - ({table}.embedding <=> %s::vector) END"
+        params: list[Any] = [query.model, vector_text(query.vector)]
+    else:
+        dense, params = "NULL::float", []
+    tests = ", ".join(f"CASE WHEN {table}.search_vector @@ %s::tsquery THEN %s END" for _ in query.lexemes)
+    params += [value for lexeme in query.lexemes for value in (quoted(lexeme), lexeme)]
+    return f"{dense} AS dense, array_remove(ARRAY[{tests}]::text[], NULL) AS matched", params
+
+
+_NODES_TABLE = connection.ops.quote_name(DocumentNode._meta.db_table)
+# Where a node sits, as ranking reads it; its document's id as text, the form a candidate keeps.
+_NODE_COLUMNS = ", ".join(f"{_NODES_TABLE}.{column}" for column in ("id", "uri", "kind", "parent_uri"))
+_NODE_COLUMNS += f", {_NODES_TABLE}.document_id::text"
+
+
+def node_rows(
+    scope: QuerySet, query: Query, *, where: tuple[str, list], chunks_per_parent: int | None = None
+) -> list[NodeRow]:
+    """The document nodes of ``scope`` that also pass ``where`` (SQL on the nodes' table, and its
+    parameters), with their signals, as plain rows in one statement. With ``chunks_per_parent``, only that
+    many chunks of each parent come back, its best by their own score: a chunk's score is its own blended
+    with its parent's, so below that rank among its siblings it can never be among the
+    ``chunks_per_parent`` best of all. Directories always come back.
+
+    Written by hand on the scope's filter: a descent asks this several times a turn, and the ORM took
+    longer to build each statement than PostgreSQL to run it."""
+    scope_where, scope_params = filter_sql(scope)
+    signals, signal_params = _signals_sql(query)
+    condition, condition_params = where
+    sql = f"SELECT {_NODE_COLUMNS}, {signals} FROM {_NODES_TABLE} WHERE ({scope_where}) AND ({condition})"  # noqa: S608
+    params = [*signal_params, *scope_params, *condition_params]
+    if chunks_per_parent is not None:
+        own, own_params = _own_score_sql(query)
+        columns = ", ".join(_NODE_FIELDS)
+        # The rank computed from the signals selected: a row's vector is read and compared once, not again
+        # for the ranking (OFFSET 0 keeps PostgreSQL from merging the two levels and computing the signals
+        # twice). The values added are parameters.
+        sql = (
+            f"SELECT {columns} FROM (SELECT *, row_number() OVER ("  # noqa: S608
+            f"PARTITION BY parent_uri, kind ORDER BY {own} DESC, uri) AS sibling_rank "
+            f"FROM ({sql} OFFSET 0) AS scored) AS ranked WHERE kind <> %s OR sibling_rank <= %s"
+        )
+        params = [*own_params, *params, "chunk", chunks_per_parent]
     with connection.cursor() as cursor:
-        cursor.execute(wrapped, (*own_params, *params, "chunk", chunks_per_parent))
+        cursor.execute(sql, params)
         return [NodeRow(*row) for row in cursor.fetchall()]
 
 
@@ -342,7 +372,7 @@ def score_nodes(queryset: QuerySet, query: Query, uris: Iterable[str]) -> dict[s
     uris = list(dict.fromkeys(uris))
     if not uris:
         return {}
-    rows = node_rows(queryset.filter(uri__in=uris), query)
+    rows = node_rows(queryset, query, where=(f"{_NODES_TABLE}.uri = ANY(%s)", [uris]))
     # Read once: a descent scores hundreds of nodes, and each read of a setting has a cost.
     weight = settings.KEYWORD_WEIGHT
     return {node.uri: _node_candidate(node, query, keyword_weight=weight) for node in rows}
@@ -549,7 +579,8 @@ def _expand(
     """One round of descent: scores the children of ``batch`` (one query), queues the child directories
     that reach the threshold, and counts how many rounds the top ``limit`` chunks have held."""
     descent.visited += batch
-    rows = node_rows(scope.filter(parent_uri__in=batch), query, chunks_per_parent=candidates_shown(limit))
+    children_of = (f"{_NODES_TABLE}.parent_uri = ANY(%s)", [batch])
+    rows = node_rows(scope, query, where=children_of, chunks_per_parent=candidates_shown(limit))
     weight = settings.KEYWORD_WEIGHT
     children = [_node_candidate(node, query, keyword_weight=weight) for node in rows]
     for child in children:
