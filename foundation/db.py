@@ -125,11 +125,21 @@ def where_sql(queryset: QuerySet) -> tuple[str, list]:
 def filter_sql(queryset: QuerySet) -> tuple[str, list]:
     """``where_sql``, for any filter: one through a relation becomes a test of the row's primary key
     against the rows the ORM selects (with the join it needs), so that a statement written by hand
-    never loses a filter, only, in that rarer case, the saving."""
-    try:
-        return where_sql(queryset)
-    except ValueError:
-        meta = queryset.model._meta
-        sql, params = queryset.order_by().values("pk").query.sql_with_params()
-        column = f"{connection.ops.quote_name(meta.db_table)}.{connection.ops.quote_name(meta.pk.column)}"
-        return f"{column} IN ({sql})", list(params)
+    never loses a filter, only, in that rarer case, the saving.
+
+    Compiled once per queryset: a search asks it of the same scope for several statements. (A queryset's
+    filter never changes once it is built; filtering again makes a new queryset, without this.)"""
+    compiled = queryset.__dict__.get(_FILTER_SQL)
+    if compiled is None:
+        try:
+            where, params = where_sql(queryset)
+        except ValueError:
+            meta = queryset.model._meta
+            sql, params = queryset.order_by().values("pk").query.sql_with_params()
+            column = f"{connection.ops.quote_name(meta.db_table)}.{connection.ops.quote_name(meta.pk.column)}"
+            where = f"{column} IN ({sql})"
+        compiled = queryset.__dict__[_FILTER_SQL] = (where, tuple(params))
+    return compiled[0], list(compiled[1])
+
+
+_FILTER_SQL = "_compiled_filter_sql"

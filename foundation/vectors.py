@@ -64,11 +64,11 @@ def nearest_neighbours(
     where the narrower one's would be counted again each time.
     """
     sized = queryset if sized_by is None else sized_by
-    embedded = {f"{field}__isnull": False, "embedding_model": model_name}
     select, vector, rest, params = _nearest_sql(queryset, model_name=model_name, field=field, key=key)
     params = [vector_text(embedding), *params, limit]
     with connection.cursor() as cursor:
-        if has_more_rows_than(sized.filter(**embedded), settings.VECTOR_EXACT_SCAN_MAX_ROWS):
+        embedded = {f"{field}__isnull": False, "embedding_model": model_name}
+        if has_more_rows_than(sized, settings.VECTOR_EXACT_SCAN_MAX_ROWS, **embedded):
             cursor.execute(f"{select} {vector} <=> %s::vector{rest}", params)
             found = cursor.fetchall()
             if len(found) == limit:
@@ -98,16 +98,24 @@ def _nearest_sql(queryset: QuerySet, *, model_name: str, field: str, key: str) -
     return f"SELECT {table}.{quote(column)},", vector, rest, [*params, model_name]
 
 
-def has_more_rows_than(queryset: QuerySet, cap: int) -> bool:
-    """Whether the filter leaves more than ``cap`` rows; remembered for a few minutes per filter.
+def has_more_rows_than(queryset: QuerySet, cap: int, **narrower: Any) -> bool:
+    """Whether the filter, narrowed by the field lookups ``narrower`` (as for ``filter``), leaves more than
+    ``cap`` rows; remembered for a few minutes per filter.
 
     A stale answer costs speed, never results: a filter that grew past the cap is still ranked
     exactly, and one that shrank falls back to the exact ranking when the index comes back short.
     """
-    # Named by its filter alone: compiling the whole count to name it cost more than asking the cache.
+    # Named by the filter's SQL (compiled once per queryset) and the narrowing: compiling the whole count
+    # only to name it cost more than asking the cache.
     where, params = filter_sql(queryset)
-    key = f"nn-rows:{queryset.model._meta.db_table}:" + hashlib.sha256(f"{cap}|{where}|{params}".encode()).hexdigest()
-    return caching.remembered(key, lambda: queryset.order_by().values("pk")[: cap + 1].count() > cap, ttl=ROWS_TTL_S)
+    named = f"{cap}|{where}|{params}|{sorted(narrower.items())}"
+    key = f"nn-rows:{queryset.model._meta.db_table}:" + hashlib.sha256(named.encode()).hexdigest()
+
+    def count() -> bool:
+        counted = queryset.filter(**narrower) if narrower else queryset
+        return counted.order_by().values("pk")[: cap + 1].count() > cap
+
+    return caching.remembered(key, count, ttl=ROWS_TTL_S)
 
 
 def cosine_distance(embedding: Sequence[float], model_name: str, field: str = "embedding") -> Case:

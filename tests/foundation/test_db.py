@@ -7,15 +7,15 @@ import pytest
 from django.db import connection, connections, transaction
 
 from foundation import db
-from foundation.db import read_beside, where_sql
+from foundation.db import filter_sql, read_beside, where_sql
 from sessions_app.models import Message
 from tests.factories import ChatSessionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
 
-def _ids_by_hand(queryset) -> set[int]:
-    where, params = where_sql(queryset)
+def _ids_by_hand(queryset, compile_filter=where_sql) -> set[int]:
+    where, params = compile_filter(queryset)
     table = connection.ops.quote_name(Message._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {table}.id FROM {table} WHERE {where}", params)  # noqa: S608 (Django's own SQL)
@@ -54,6 +54,29 @@ def test_a_filter_nothing_passes_selects_nothing():
 def test_a_filter_through_a_relation_is_refused():
     with pytest.raises(ValueError, match="relation"):
         where_sql(Message.objects.filter(session__title="Trip"))
+
+
+def test_any_filter_written_by_hand_selects_what_the_orm_selects_even_through_a_relation():
+    trip, other = ChatSessionFactory(title="Trip"), ChatSessionFactory(title="Work")
+    mine = Message.objects.create(session=trip, owner=trip.owner, seq=1, role="user", content="book the train")
+    Message.objects.create(session=other, owner=other.owner, seq=1, role="user", content="file the report")
+    scope = Message.objects.filter(session__title="Trip")
+
+    assert _ids_by_hand(scope, filter_sql) == {mine.pk}
+    assert _ids_by_hand(Message.objects.filter(owner=trip.owner), filter_sql) == {mine.pk}
+
+
+def test_a_scope_filter_is_compiled_once_and_a_narrower_scope_has_its_own(monkeypatch):
+    compiled = []
+    monkeypatch.setattr(db, "where_sql", lambda queryset: compiled.append(queryset) or where_sql(queryset))
+    session = ChatSessionFactory()
+    scope = Message.objects.filter(owner=session.owner)
+    first = filter_sql(scope)
+    first[1].append("changed by its caller")  # the parameters handed out are a copy
+
+    assert filter_sql(scope) == (first[0], [session.owner.pk])
+    assert filter_sql(scope.filter(role="user"))[1] == [session.owner.pk, "user"]
+    assert len(compiled) == 2
 
 
 def _said_in(session_id) -> tuple[list[str], str]:

@@ -92,6 +92,15 @@ def _search(owner, query, k):
     return nearest_neighbours(queryset=Message.objects.filter(owner=owner), embedding=query, model_name=MODEL, limit=k)
 
 
+def _plan_of_search(owner, query, k) -> str:
+    """The plan of the statement the selector ran last, as EXPLAIN shows it."""
+    with CaptureQueriesContext(connection) as queries:
+        _search(owner, query, k)
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + queries.captured_queries[-1]["sql"])
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
 def _plan(owner, query, k, *, exact: bool) -> str:
     """The plan of the query the selector runs on each path, as EXPLAIN shows it."""
     rows = Message.objects.filter(owner=owner, embedding__isnull=False, embedding_model=MODEL).annotate(
@@ -112,8 +121,9 @@ def test_a_large_tenant_is_answered_by_the_hnsw_index(corpus, exact_cap):
     with CaptureQueriesContext(connection) as queries:
         found = _search(big, corpus["query"], 10)
     assert len(found) == 10
-    assert "+ 0.0" not in queries.captured_queries[-1]["sql"], "a large tenant took the exact path"
-    assert "message_embedding_hnsw" in _plan(big, corpus["query"], 10, exact=False)
+    rankings = [query["sql"] for query in queries.captured_queries if "ORDER BY distance" in query["sql"]]
+    assert len(rankings) == 1 and ") + 0 AS distance" not in rankings[0], "a large tenant took the exact path"
+    assert "message_embedding_hnsw" in _plan_of_search(big, corpus["query"], 10)
 
 
 @pytest.mark.django_db
@@ -126,7 +136,17 @@ def test_a_small_tenant_among_thousands_gets_exactly_the_true_top_10(corpus, exa
         assert set(
             Message.objects.filter(pk__in=[pk for pk, _ in found]).values_list("embedding_model", flat=True)
         ) == {MODEL}
-    assert "hnsw" not in _plan(small, corpus["query"], 10, exact=True)
+    assert "hnsw" not in _plan_of_search(small, corpus["query"], 10)
+
+
+@pytest.mark.django_db
+def test_a_filter_through_a_relation_still_narrows_the_neighbours(corpus, exact_cap):
+    small = corpus["tenants"]["small"]
+    query = corpus["sample"]()
+    found = nearest_neighbours(
+        queryset=Message.objects.filter(session__owner=small), embedding=query, model_name=MODEL, limit=10
+    )
+    assert [pk for pk, _ in found] == _exact_top(small, query, 10)
 
 
 @pytest.mark.django_db
