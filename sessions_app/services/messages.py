@@ -60,7 +60,9 @@ def message_bulk_create(
             for offset, item in enumerate(messages, start=1)
         ]
         Message.objects.bulk_create(rows)
-        embed_later(kind="messages", ids=[row.id for row in rows])
+        # What the product wrote itself (an answer quoting passages, a system turn) is never embedded: a job
+        # for it would cost a publish here and a task in a worker for nothing.
+        embed_later(kind="messages", ids=[row.id for row in rows if not row.is_derived])
         bulk = is_bulk_write(len(rows))
         if settings.AUTO_COMMIT_TURNS and live + len(rows) >= settings.AUTO_COMMIT_TURNS:
             commit = task_names.SESSION_AUTO_COMMIT_BULK if bulk else task_names.SESSION_AUTO_COMMIT

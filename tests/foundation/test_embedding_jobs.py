@@ -39,6 +39,20 @@ def test_a_turn_is_embedded_by_the_interactive_workers(auth_client, user, queued
     assert [(name, args[0], len(args[1])) for name, args in queued] == [(task_names.EMBED_ROWS, "messages", 2)]
 
 
+def test_what_the_product_wrote_itself_sets_off_no_embedding_job(auth_client, user, queued):
+    session = ChatSessionFactory(owner=user)
+    said = messages.NewMessage(role="user", content="Which ticket tracks the timezone bug?")
+    quoted = messages.NewMessage(role="assistant", content="OPS-7 tracks it.", metadata={"source": "retrieved"})
+    system = messages.NewMessage(role="system", content="Be brief.")
+
+    messages.message_bulk_create(session=session, messages=[said])
+    messages.message_bulk_create(session=session, messages=[quoted])
+    messages.message_bulk_create(session=session, messages=[system])
+
+    asked = Message.objects.get(session=session, role="user")
+    assert queued == [(task_names.EMBED_ROWS, ("messages", [asked.pk]))]
+
+
 def test_a_long_history_posted_at_once_is_embedded_by_the_bulk_workers_in_small_jobs(auth_client, user, queued):
     _post(auth_client, ChatSessionFactory(owner=user), 100)
     assert {name for name, _ in queued} == {task_names.EMBED_ROWS_BULK}
