@@ -68,9 +68,6 @@ class FailFastRedisCacheClient(RedisCacheClient):
             client = self._clients[index] = self._shared_client(self._servers[index])
         return client
 
-    def _get_connection_pool(self, write: bool) -> redis.ConnectionPool:
-        return self.get_client(write=write).connection_pool
-
     def _shared_client(self, server: str) -> redis.Redis:
         key = (server, self._pool_class, repr(sorted(self._pool_options.items())))
         with _shared_lock:

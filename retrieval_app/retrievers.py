@@ -29,7 +29,7 @@ from documents_app.uris import directory_ancestors
 from foundation import bm25
 from foundation.bm25 import quoted
 from foundation.db import filter_sql
-from foundation.vectors import cosine_to, has_more_rows_than, nearest_neighbours, vector_text
+from foundation.vectors import has_more_rows_than, nearest_neighbours, vector_text
 from retrieval_app.fusion import RRF_K, blend, reciprocal_rank
 from sessions_app.uris import memory_uri
 
@@ -140,35 +140,35 @@ def _table(queryset: QuerySet) -> str:
     return connection.ops.quote_name(queryset.model._meta.db_table)
 
 
-def scored(queryset: QuerySet, query: Query, *, text: bool = True) -> QuerySet:
+def scored(queryset: QuerySet, query: Query) -> QuerySet:
     """``queryset`` with each row's exact cosine similarity (``dense``, NULL without a vector of the
-    query's model) and the query stems it contains (``matched``). Without ``text``, the tiers stay
-    unread: a descent scores hundreds of rows and shows a handful (see ``with_text``)."""
-    deferred = ["embedding", "search_vector"] + ([] if text else ["abstract", "overview", "content"])
-    return queryset.defer(*deferred).annotate(**_signals(queryset, query))
+    query's model) and the query stems it contains (``matched``)."""
+    return queryset.defer("embedding", "search_vector").annotate(**_signals(queryset, query))
 
 
 def _signals(queryset: QuerySet, query: Query, suffix: str = "") -> dict[str, Any]:
     """The two signals ``scored`` annotates (``dense`` and ``matched``, each name followed by ``suffix``)."""
-    table = _table(queryset)
-    annotations: dict[str, Any] = {}
+    (dense, dense_params), (matched, matched_params) = _signal_sql(_table(queryset), query)
+    # Parameters are bound; the table name comes from the model.
+    return {
+        "dense" + suffix: RawSQL(dense, dense_params, output_field=FloatField()),  # noqa: S611
+        "matched" + suffix: RawSQL(matched, matched_params),  # noqa: S611
+    }
+
+
+def _signal_sql(table: str, query: Query) -> tuple[tuple[str, list[Any]], tuple[str, list[Any]]]:
+    """The SQL of the two signals of a row of ``table`` (``dense``: its cosine similarity to the query,
+    NULL without a vector of the query's model; ``matched``: the query stems it holds), each with its
+    parameters."""
     if query.vector is not None:
-        annotations["dense" + suffix] = Case(
-            When(embedding_model=query.model, then=Value(1.0) - cosine_to(query.vector)),
-            default=None,
-            output_field=FloatField(),
-        )
+        dense = f"CASE WHEN {table}.embedding_model = %s THEN 1 - ({table}.embedding <=> %s::vector) END"
+        dense_params: list[Any] = [query.model, vector_text(query.vector)]
     else:
-        annotations["dense" + suffix] = Value(None, output_field=FloatField())
-    if query.lexemes:
-        # One probe of the row's tsvector per stem: far cheaper than expanding or ranking the tsvector.
-        tests = ", ".join(f"CASE WHEN {table}.search_vector @@ %s::tsquery THEN %s END" for _ in query.lexemes)
-        params = [value for lexeme in query.lexemes for value in (quoted(lexeme), lexeme)]
-        # Parameters are bound; the table name comes from the model.
-        annotations["matched" + suffix] = RawSQL(f"array_remove(ARRAY[{tests}]::text[], NULL)", params)  # noqa: S611
-    else:
-        annotations["matched" + suffix] = RawSQL("ARRAY[]::text[]", [])
-    return annotations
+        dense, dense_params = "NULL::float", []
+    # One probe of the row's tsvector per stem: far cheaper than expanding or ranking the tsvector.
+    tests = ", ".join(f"CASE WHEN {table}.search_vector @@ %s::tsquery THEN %s END" for _ in query.lexemes)
+    matched_params = [value for lexeme in query.lexemes for value in (quoted(lexeme), lexeme)]
+    return (dense, dense_params), (f"array_remove(ARRAY[{tests}]::text[], NULL)", matched_params)
 
 
 @dataclass(frozen=True)
@@ -225,20 +225,6 @@ def _own_score_sql(query: Query) -> tuple[str, list[Any]]:
     return sql, [1 - weight, weight, *params]
 
 
-def _signals_sql(query: Query) -> tuple[str, list[Any]]:
-    """The two signals ``scored`` annotates, as the SQL of two columns of a document node (``dense``,
-    NULL without a vector of the query's model, and ``matched``) and their parameters."""
-    table = _NODES_TABLE
-    if query.vector is not None:
-        dense = f"CASE WHEN {table}.embedding_model = %s THEN 1 - ({table}.embedding <=> %s::vector) END"
-        params: list[Any] = [query.model, vector_text(query.vector)]
-    else:
-        dense, params = "NULL::float", []
-    tests = ", ".join(f"CASE WHEN {table}.search_vector @@ %s::tsquery THEN %s END" for _ in query.lexemes)
-    params += [value for lexeme in query.lexemes for value in (quoted(lexeme), lexeme)]
-    return f"{dense} AS dense, array_remove(ARRAY[{tests}]::text[], NULL) AS matched", params
-
-
 _NODES_TABLE = connection.ops.quote_name(DocumentNode._meta.db_table)
 # Where a node sits, as ranking reads it; its document's id as text, the form a candidate keeps.
 _NODE_COLUMNS = ", ".join(f"{_NODES_TABLE}.{column}" for column in ("id", "uri", "kind", "parent_uri"))
@@ -257,10 +243,13 @@ def node_rows(
     Written by hand on the scope's filter: a descent asks this several times a turn, and the ORM took
     longer to build each statement than PostgreSQL to run it."""
     scope_where, scope_params = filter_sql(scope)
-    signals, signal_params = _signals_sql(query)
+    (dense, dense_params), (matched, matched_params) = _signal_sql(_NODES_TABLE, query)
     condition, condition_params = where
-    sql = f"SELECT {_NODE_COLUMNS}, {signals} FROM {_NODES_TABLE} WHERE ({scope_where}) AND ({condition})"  # noqa: S608
-    params = [*signal_params, *scope_params, *condition_params]
+    sql = (
+        f"SELECT {_NODE_COLUMNS}, {dense} AS dense, {matched} AS matched FROM {_NODES_TABLE}"  # noqa: S608
+        f" WHERE ({scope_where}) AND ({condition})"
+    )
+    params = [*dense_params, *matched_params, *scope_params, *condition_params]
     if chunks_per_parent is not None:
         own, own_params = _own_score_sql(query)
         columns = ", ".join(_NODE_FIELDS)
