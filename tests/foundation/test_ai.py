@@ -8,7 +8,7 @@ from chat_app.answer import retrieved_answer
 from chat_app.quotes import best_quote
 from chat_app.relevance import Judged
 from foundation import ai
-from foundation.ai import extractive, memories
+from foundation.ai import embeddings, extractive, memories
 from foundation.ai.engines import ExtractiveEngine, Turn, build_overview
 from foundation.models import ModelCall
 from retrieval_app.hits import Hit
@@ -59,6 +59,22 @@ def test_a_text_embeds_the_same_alone_or_in_a_padded_batch():
     alone, _ = ai.embed_texts([short], purpose="test")
     batch, _ = ai.embed_texts([short, "a much longer sentence " * 20], purpose="test")
     assert _cosine(alone[0], batch[0]) > 0.9999
+
+
+@pytest.mark.django_db
+def test_texts_of_many_lengths_come_back_in_the_order_given():
+    """A short document's texts (a long chunk, short overviews) go through the model in batches of like
+    lengths: each vector must still come back to its own text."""
+    texts = [f"{topic} " * repeat for topic, repeat in (("kettle", 90), ("warranty", 3), ("descale", 40), ("tea", 1))]
+    together, _ = ai.embed_texts(texts, purpose="test")
+    for text, vector in zip(texts, together, strict=True):
+        assert _cosine(ai.embed_texts([text], purpose="test")[0][0], vector) > 0.9999
+
+
+def test_a_batch_holds_texts_of_about_one_length_and_no_more_than_its_size():
+    lengths = [220, 70, 68, 150, 72, 71, 69, 230]
+    batches = embeddings._similar_lengths(lengths, batch_size=3)
+    assert [[lengths[i] for i in batch] for batch in batches] == [[68, 69, 70], [71, 72], [150], [220, 230]]
 
 
 @pytest.mark.django_db
