@@ -14,46 +14,49 @@ from documents_app.models import Document, DocumentNode
 from documents_app.uris import doc_id_of, document_uri, parse_resource_uri, user_root_uri
 
 LEVELS = ("L0", "L1", "L2")
-# How a waiting document's wait is estimated: from how fast the owner's (else anyone's) last documents
-# were indexed, one after the other, within the last hour; with no such history, this long each.
+# How a waiting document's wait is estimated. Each takes SECONDS_PER_DOCUMENT (its turn, claim and
+# writes), plus its file's size at the rate the owner's (else anyone's) last documents were indexed, one
+# after the other, within the last hour: a manual takes a hundred times what a note does. With no such
+# history (a new site), at DEFAULT_BYTES_PER_SECOND, what 2 cores index of Markdown (`bench/ingest.py`).
 RECENT_INDEXED = 20
 RECENT_WINDOW_S = 3600
-UNKNOWN_SECONDS_PER_DOCUMENT = 3.0
+SECONDS_PER_DOCUMENT = 0.05
+DEFAULT_BYTES_PER_SECOND = 10_000
 
 
 def document_list(*, owner) -> QuerySet[Document]:
     return Document.objects.filter(owner=owner).order_by("-created_at")
 
 
-def _seconds_per_document(owner) -> float:
-    """How long a document has recently taken, from the gaps between the last ones finished."""
+def _seconds_per_byte(owner) -> float:
+    """How long a byte of a file has recently taken to index, from the gaps between the last documents
+    finished and their sizes."""
     since = timezone.now() - timezone.timedelta(seconds=RECENT_WINDOW_S)
     finished = Document.objects.filter(status=Document.Status.READY, indexed_at__gte=since)
     for scope in (finished.filter(owner=owner), finished):
-        times = sorted(scope.order_by("-indexed_at").values_list("indexed_at", flat=True)[:RECENT_INDEXED])
-        if len(times) >= 3:
-            return max((times[-1] - times[0]).total_seconds() / (len(times) - 1), 0.05)
-    return UNKNOWN_SECONDS_PER_DOCUMENT
+        recent = sorted(scope.order_by("-indexed_at").values_list("indexed_at", "size_bytes")[:RECENT_INDEXED])
+        if len(recent) >= 3:
+            # The first one's indexing began before the span measured: the others' filled it.
+            took = (recent[-1][0] - recent[0][0]).total_seconds() - SECONDS_PER_DOCUMENT * (len(recent) - 1)
+            return max(took, 0.0) / max(sum(size for _, size in recent[1:]), 1)
+    return 1 / DEFAULT_BYTES_PER_SECOND
 
 
 def document_queue_places(*, owner, documents: Sequence[Document]) -> dict[Any, dict[str, float]]:
     """For each of ``documents`` still waiting to be indexed, its place in the owner's line (1: next) and
-    the estimated wait in seconds: the owner's documents are indexed one at a time, oldest first, while
-    others wait. Three queries, however many documents."""
+    the estimated wait in seconds until it is ready: the owner's documents are indexed one at a time,
+    oldest first, while others wait. Three queries, however many documents."""
     waiting = {document.pk for document in documents if document.status == Document.Status.PENDING}
     if not waiting:
         return {}
-    line = list(
-        Document.objects.filter(owner=owner, status=Document.Status.PENDING)
-        .order_by("created_at", "pk")
-        .values_list("pk", flat=True)
-    )
-    each = _seconds_per_document(owner)
-    return {
-        pk: {"place": place, "estimated_wait_s": round(place * each, 1)}
-        for place, pk in enumerate(line, start=1)
-        if pk in waiting
-    }
+    line = Document.objects.filter(owner=owner, status=Document.Status.PENDING).order_by("created_at", "pk")
+    per_byte = _seconds_per_byte(owner)
+    places, wait = {}, 0.0
+    for place, (pk, size) in enumerate(line.values_list("pk", "size_bytes"), start=1):
+        wait += SECONDS_PER_DOCUMENT + size * per_byte
+        if pk in waiting:
+            places[pk] = {"place": place, "estimated_wait_s": round(wait, 1)}
+    return places
 
 
 def document_get(*, owner, doc_id: uuid.UUID | str) -> Document:

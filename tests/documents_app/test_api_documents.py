@@ -339,6 +339,41 @@ def test_a_waiting_document_says_its_place_in_line_and_about_how_long(auth_clien
     assert all(doc["queue"] is None for doc in listed.values() if doc["status"] == "ready")
 
 
+def test_a_manual_waiting_ahead_counts_for_more_than_a_note(auth_client, user):
+    """Each document's share of the wait follows its size: a manual of 200 KB ahead in line holds the note
+    behind it up far longer than a note ahead does."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    note = b"# Note\n\n" + b"The valve is checked every week by the supplier. " * 40  # 2 KB
+    now = timezone.now()
+    for n in range(5):  # five notes finished a quarter of a second apart a moment ago
+        document, _ = services.document_upload(
+            owner=user, filename=f"n-{n}.md", data=note + bytes([65 + n]), enqueue=False
+        )
+        Document.objects.filter(pk=document.pk).update(status="ready", indexed_at=now - timedelta(seconds=2 - n / 4))
+    line = [("first.md", note + b"1"), ("manual.md", note * 100), ("last.md", note + b"2")]
+    waiting = [services.document_upload(owner=user, filename=name, data=data, enqueue=False)[0] for name, data in line]
+
+    listed = {doc["doc_id"]: doc for doc in auth_client.get("/api/documents").json()["results"]}
+    first, manual, last = (listed[str(doc.pk)]["queue"]["estimated_wait_s"] for doc in waiting)
+
+    assert 0.1 <= first <= 0.5 and 20 <= manual - first <= 30 and 0.1 <= last - manual <= 0.5
+
+
+def test_on_a_new_site_a_line_of_notes_is_estimated_in_seconds(auth_client, user):
+    """With nothing indexed yet, the estimate comes from the documents' sizes, not a guess per document:
+    forty notes of 2 KB are ready in seconds, and the last in line says so."""
+    note = b"# Note\n\n" + b"The valve is checked every week by the supplier. " * 40
+    waiting = [
+        services.document_upload(owner=user, filename=f"{n}.md", data=note + str(n).encode(), enqueue=False)[0]
+        for n in range(40)
+    ]
+    detail = auth_client.get(f"/api/documents/{waiting[-1].pk}").json()
+    assert detail["queue"]["place"] == 40 and 4 <= detail["queue"]["estimated_wait_s"] <= 20
+
+
 def test_listing_documents_costs_the_same_queries_however_many_wait(auth_client, user, django_assert_max_num_queries):
     for n in range(3):
         services.document_upload(owner=user, filename=f"a-{n}.md", data=f"# A {n}\n".encode(), enqueue=False)
