@@ -1,5 +1,6 @@
 """Helpers for tests that run the product's own processes."""
 
+import asyncio
 import json
 import os
 import socket
@@ -13,6 +14,8 @@ import uuid
 from pathlib import Path
 from urllib.parse import quote
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import connection
 
@@ -133,3 +136,20 @@ def upload_markdown(base: str, token: str, name: str, text: str, *, timeout: flo
     with urllib.request.urlopen(request, timeout=timeout) as response:
         assert response.status == 202
         return json.loads(response.read())["doc_id"]
+
+
+def pushed_events(channel: str, *, quiet_s: float = 0.5) -> list[dict]:
+    """The events pushed to ``channel`` (a page's place in its user's group), in the order they came,
+    once none has come for ``quiet_s``."""
+    layer = get_channel_layer()
+
+    async def drain() -> list[dict]:
+        events = []
+        while True:
+            try:
+                message = await asyncio.wait_for(layer.receive(channel), timeout=quiet_s)
+            except TimeoutError:
+                return events
+            events.append(message["event"])
+
+    return async_to_sync(drain)()

@@ -3,7 +3,6 @@ status and a commit's memories over the user's websocket, to that user alone."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -20,6 +19,7 @@ from foundation.push import push_to_user, user_group
 from sessions_app import services as sessions
 from sessions_app.models import Message
 from tests.factories import UserFactory, index_document
+from tests.helpers import pushed_events
 from tests.samples import KETTLE
 
 
@@ -49,21 +49,6 @@ def test_a_failed_search_makes_the_answer_apologetic(auth_client, monkeypatch):
     assert body["mood"] == "apologetic" and body["retrieval_error"]
 
 
-def _receive_all(channel: str) -> list[dict]:
-    layer = get_channel_layer()
-
-    async def drain():
-        frames = []
-        while True:
-            try:
-                message = await asyncio.wait_for(layer.receive(channel), timeout=0.5)
-            except TimeoutError:
-                return frames
-            frames.append(message["event"])
-
-    return async_to_sync(drain)()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_document_announces_each_status_to_its_owners_group():
     owner = UserFactory()
@@ -72,7 +57,7 @@ def test_a_document_announces_each_status_to_its_owners_group():
     async_to_sync(layer.group_add)(user_group(owner.id), channel)
     document = index_document(owner, "kettle.md", KETTLE)
     documents.document_delete(document=document)
-    statuses = [event["status"] for event in _receive_all(channel)]
+    statuses = [event["status"] for event in pushed_events(channel)]
     assert statuses == ["pending", "indexing", "ready", "deleted"]
     async_to_sync(layer.group_discard)(user_group(owner.id), channel)
 
@@ -111,7 +96,7 @@ def test_a_commit_announces_what_was_learned_to_its_owner():
     channel = async_to_sync(layer.new_channel)()
     async_to_sync(layer.group_add)(user_group(owner.id), channel)
     result = sessions.session_commit(session=session)
-    (event,) = [e for e in _receive_all(channel) if e["type"] == "commit"]
+    (event,) = [e for e in pushed_events(channel) if e["type"] == "commit"]
     assert event["session_id"] == str(session.id) and event["archive_uri"] == result.archive.uri
     assert [m["content"] for m in event["memory_diff"]["created"]] == ["Is called Dana Whitfield."]
     async_to_sync(layer.group_discard)(user_group(owner.id), channel)

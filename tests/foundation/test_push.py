@@ -3,7 +3,6 @@ made, from any thread, and from a worker's forked child too."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 
@@ -14,6 +13,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from foundation.push import push_to_user, user_group
+from tests.helpers import pushed_events
 
 USER_ID = 424242
 
@@ -25,16 +25,7 @@ def listening():
     channel = async_to_sync(layer.new_channel)()
     async_to_sync(layer.group_add)(user_group(USER_ID), channel)
 
-    async def drain() -> list[dict]:
-        events = []
-        while True:
-            try:
-                message = await asyncio.wait_for(layer.receive(channel), timeout=0.5)
-            except TimeoutError:
-                return events
-            events.append(message["event"])
-
-    yield lambda: async_to_sync(drain)()
+    yield lambda: pushed_events(channel)
     async_to_sync(layer.group_discard)(user_group(USER_ID), channel)
 
 
