@@ -117,8 +117,7 @@ def _similar_lengths(lengths: list[int], batch_size: int) -> list[list[int]]:
     """The texts' indexes in batches of at most ``batch_size``, shortest first, each holding texts of
     about one length: the model pays for every text in a batch as if it were as long as the longest.
     A short document's four texts (a chunk of 220 tokens, overviews of 70) went through the model at 18
-    a second as one batch, and at 30 in batches of like lengths. (onnxruntime's memory also grows with
-    batch x length, hence small batches for long inputs.)"""
+    a second as one batch, and at 30 in batches of like lengths."""
     batches: list[list[int]] = []
     for index in sorted(range(len(lengths)), key=lengths.__getitem__):
         batch = batches[-1] if batches else None
