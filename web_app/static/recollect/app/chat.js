@@ -28,6 +28,7 @@
     editing: false, // the composer holds the last question, to replace it when sent
     lastArchived: false, // the last question is in an archive: it can be asked again, not rewritten
     conversationsPage: 1, // the sidebar's pages shown so far
+    conversationsAsked: 0, // listings of the sidebar asked for: only the latest is shown
     searchTimer: null, // the sidebar's search, waiting for the typing to pause
     earlierCursor: null, // where the turns above the first one shown begin; null once the first is shown
     committing: false, // a "Remember" asked for on this page is under way
@@ -44,8 +45,11 @@
     return el("li", {}, link);
   }
 
-  // The sidebar's first page again (after anything that changes the list), or the next one (more).
+  // The sidebar's first page again (after anything that changes the list), or the next one (more). Only
+  // the latest listing asked for is shown: a refresh after an answer that comes back after the search
+  // typed meanwhile would otherwise replace the search's results with every conversation.
   async function listConversations({ more = false } = {}) {
+    const asked = ++state.conversationsAsked;
     state.conversationsPage = more ? state.conversationsPage + 1 : 1;
     const params = new URLSearchParams({ page: state.conversationsPage });
     const q = $("session-search").value.trim(), agent = $("agent-filter").value.trim();
@@ -54,11 +58,13 @@
     const list = $("sessions");
     try {
       const data = await api(`/api/sessions?${params}`);
+      if (asked !== state.conversationsAsked) return;
       if (!more) list.textContent = "";
       for (const s of data.results) list.append(conversationItem(s));
       if (!more && !data.results.length) list.append(el("li", { className: "muted small padded", textContent: q || agent ? "No conversation matches." : "No conversations yet." }));
       $("more-sessions").hidden = !data.next;
     } catch (exc) {
+      if (asked !== state.conversationsAsked) return;
       list.textContent = "";
       list.append(el("li", { className: "error-text small padded", textContent: `Could not load conversations: ${exc.message}` }));
     }
