@@ -14,6 +14,7 @@ import re
 
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
+from sessions_app import services as sessions
 from tests.browser.support import JOURNEY, PASSWORD, SCREENSHOTS, ask, expect, open_page, sign_in
 from tests.factories import UserFactory
 
@@ -304,4 +305,29 @@ def test_without_a_worker_the_documents_page_says_nothing_is_being_indexed(brows
     page.locator("#files").set_input_files(str(tmp_path / "notes.md"))
     expect(page.locator("#documents li", has_text="notes.md").locator(".badge")).to_contain_text("waiting")
     expect(page.locator("#banner")).to_contain_text("not being indexed right now", timeout=30_000)
+    assert not errors, errors
+
+
+def test_a_search_of_the_conversations_is_not_overtaken_by_an_older_listing(browser, server):
+    """The list of every conversation asked for when the page opened answers after the search typed
+    meanwhile: the search's results stay, not every conversation."""
+    user = UserFactory()
+    for title, said in (("Kettle", "How do I descale the kettle?"), ("Garden", "When do I prune the roses?")):
+        session = sessions.session_create(owner=user, title=title)
+        sessions.message_bulk_create(session=session, messages=[sessions.NewMessage(role="user", content=said)])
+    page, errors = open_page(browser, server)
+    sign_in(page, user.username)
+    held = []  # the listings of every conversation, answered only once the search has been shown
+    page.route(
+        "**/api/sessions?*", lambda route: route.continue_() if "q=" in route.request.url else held.append(route)
+    )
+    page.goto("/chat/")
+    page.get_by_label("Search conversations by title and content").fill("descale")
+    expect(page.locator("#sessions li")).to_have_count(1)
+    for route in held:
+        route.continue_()
+    page.wait_for_timeout(1000)
+    listed = page.locator("#sessions li")
+    expect(listed).to_have_count(1)
+    expect(listed).to_contain_text("Kettle")
     assert not errors, errors
