@@ -231,14 +231,25 @@ _NODE_COLUMNS = ", ".join(f"{_NODES_TABLE}.{column}" for column in ("id", "uri",
 _NODE_COLUMNS += f", {_NODES_TABLE}.document_id::text"
 
 
-def node_rows(
-    scope: QuerySet, query: Query, *, where: tuple[str, list], chunks_per_parent: int | None = None
-) -> list[NodeRow]:
+@dataclass(frozen=True)
+class ChunkCut:
+    """Which chunks a round of descent reads back: the ``keep`` best of the round by the score they will
+    have, their own blended with their parent's (``parent_scores``, by URI) with ``alpha``, and multiplied
+    by ``factor`` in the ``favoured`` documents (the search's document bias, applied after the descent).
+    A chunk below that rank in its round can never be among the ``keep`` best of the whole descent, with
+    or without the bias; hundreds of siblings scored in PostgreSQL need not each become a candidate."""
+
+    parent_scores: dict[str, float]
+    alpha: float
+    keep: int
+    favoured: frozenset[str] = frozenset()
+    factor: float = 1.0
+
+
+def node_rows(scope: QuerySet, query: Query, *, where: tuple[str, list], cut: ChunkCut | None = None) -> list[NodeRow]:
     """The document nodes of ``scope`` that also pass ``where`` (SQL on the nodes' table, and its
-    parameters), with their signals, as plain rows in one statement. With ``chunks_per_parent``, only that
-    many chunks of each parent come back, its best by their own score: a chunk's score is its own blended
-    with its parent's, so below that rank among its siblings it can never be among the
-    ``chunks_per_parent`` best of all. Directories always come back.
+    parameters), with their signals, as plain rows in one statement. With ``cut``, only its best chunks
+    come back (see ``ChunkCut``); directories always do.
 
     Written by hand on the scope's filter: a descent asks this several times a turn, and the ORM took
     longer to build each statement than PostgreSQL to run it."""
@@ -250,18 +261,41 @@ def node_rows(
         f" WHERE ({scope_where}) AND ({condition})"
     )
     params = [*dense_params, *matched_params, *scope_params, *condition_params]
-    if chunks_per_parent is not None:
+    if cut is not None:
         own, own_params = _own_score_sql(query)
         columns = ", ".join(_NODE_FIELDS)
+        parents = list(cut.parent_scores)
         # The rank computed from the signals selected: a row's vector is read and compared once, not again
         # for the ranking (OFFSET 0 keeps PostgreSQL from merging the two levels and computing the signals
         # twice). The values added are parameters.
+        final = f"(%s * ({own}) + %s * parents.score)"
+        final_params = [cut.alpha, *own_params, 1 - cut.alpha]
+        ranks = f"row_number() OVER (PARTITION BY scored.kind ORDER BY {final} DESC, scored.uri) AS cut_rank"
+        rank_params = list(final_params)
+        favoured = "FALSE"
+        if cut.favoured:
+            # Both with the bias (what is shown) and without (what decides when the descent has settled).
+            ranks += (
+                f", row_number() OVER (PARTITION BY scored.kind ORDER BY {final}"
+                " * CASE WHEN scored.document_id = ANY(%s::text[]) THEN %s ELSE 1 END DESC, scored.uri)"
+                " AS favoured_rank"
+            )
+            rank_params += [*final_params, sorted(cut.favoured), cut.factor]
+            favoured = "favoured_rank <= %s"
         sql = (
-            f"SELECT {columns} FROM (SELECT *, row_number() OVER ("  # noqa: S608
-            f"PARTITION BY parent_uri, kind ORDER BY {own} DESC, uri) AS sibling_rank "
-            f"FROM ({sql} OFFSET 0) AS scored) AS ranked WHERE kind <> %s OR sibling_rank <= %s"
+            f"SELECT {columns} FROM (SELECT scored.*, {ranks} FROM ({sql} OFFSET 0) AS scored"  # noqa: S608
+            " JOIN unnest(%s::text[], %s::float8[]) AS parents(uri, score) ON parents.uri = scored.parent_uri"
+            f") AS ranked WHERE kind <> %s OR cut_rank <= %s OR {favoured}"
         )
-        params = [*own_params, *params, "chunk", chunks_per_parent]
+        params = [
+            *rank_params,
+            *params,
+            parents,
+            [cut.parent_scores[uri] for uri in parents],
+            "chunk",
+            cut.keep,
+            *([cut.keep] if cut.favoured else []),
+        ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [NodeRow(*row) for row in cursor.fetchall()]
@@ -433,7 +467,9 @@ def chunk_candidates(
     return Retrieval(candidates=ranked, stages=stages)
 
 
-def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Retrieval:
+def hierarchical_candidates(
+    scope: QuerySet, query: Query, *, limit: int, favoured: frozenset[str] = frozenset(), factor: float = 1.0
+) -> Retrieval:
     """Directory recursive retrieval.
 
     Seeds are the best directories by either retriever, plus the sections holding the best chunks of a
@@ -441,7 +477,9 @@ def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Ret
     ``alpha * own + (1 - alpha) * parent's``. The best unvisited directories are expanded a few at a
     time; a child directory scoring at least DIRECTORY_SCORE_THRESHOLD joins the queue. Descent stops
     when the top ``limit`` chunks have not changed for RETRIEVAL_CONVERGENCE_ROUNDS rounds, when no
-    directory is left, or after RETRIEVAL_MAX_DIRECTORIES.
+    directory is left, or after RETRIEVAL_MAX_DIRECTORIES. ``favoured`` documents (their ids) will have
+    their scores multiplied by ``factor`` once ranked (the search's document bias): each round keeps
+    the chunks that could then be shown.
     """
     alpha = settings.SCORE_PROPAGATION_ALPHA
     threshold = settings.DIRECTORY_SCORE_THRESHOLD
@@ -465,7 +503,14 @@ def hierarchical_candidates(scope: QuerySet, query: Query, *, limit: int) -> Ret
         batch = _next_batch(descent, budget=budget)
         if not batch:
             break
-        _expand(scope, query, batch, descent, directories, alpha=alpha, threshold=threshold, limit=limit)
+        cut = ChunkCut(
+            parent_scores={uri: directories[uri].score for uri in batch},
+            alpha=alpha,
+            keep=max(candidates_shown(limit), TRACE_CANDIDATES),
+            favoured=favoured,
+            factor=factor,
+        )
+        _expand(scope, query, batch, descent, directories, cut=cut, threshold=threshold, limit=limit)
         if descent.converged:
             break
     _keep_flat_passages(flat, descent.chunks, directories, alpha=alpha)
@@ -561,15 +606,17 @@ def _expand(
     descent: _Descent,
     directories: dict[str, Candidate],
     *,
-    alpha: float,
+    cut: ChunkCut,
     threshold: float,
     limit: int,
 ) -> None:
-    """One round of descent: scores the children of ``batch`` (one query), queues the child directories
-    that reach the threshold, and counts how many rounds the top ``limit`` chunks have held."""
+    """One round of descent: scores the children of ``batch`` (one query, which reads back the chunks
+    ``cut`` keeps), queues the child directories that reach the threshold, and counts how many rounds
+    the top ``limit`` chunks have held."""
     descent.visited += batch
+    alpha = cut.alpha
     children_of = (f"{_NODES_TABLE}.parent_uri = ANY(%s)", [batch])
-    rows = node_rows(scope, query, where=children_of, chunks_per_parent=candidates_shown(limit))
+    rows = node_rows(scope, query, where=children_of, cut=cut)
     weight = settings.KEYWORD_WEIGHT
     children = [_node_candidate(node, query, keyword_weight=weight) for node in rows]
     for child in children:

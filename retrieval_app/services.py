@@ -124,8 +124,15 @@ def _scope(run: Run, target_uri: str | None) -> QuerySet:
 
 
 def _retrieve_documents(
-    run: Run, query: retrievers.Query, nodes: QuerySet, *, limit: int, options: SearchOptions
+    run: Run,
+    query: retrievers.Query,
+    nodes: QuerySet,
+    *,
+    limit: int,
+    options: SearchOptions,
+    favoured: frozenset[str] = frozenset(),
 ) -> list[retrievers.Candidate]:
+    """The document candidates, best first; ``favoured`` documents get the document bias afterwards."""
     mode = options.mode or settings.RETRIEVAL_MODE
     if mode not in MODES or options.fusion not in FUSIONS or not set(options.retrievers) <= set(RETRIEVERS):
         raise InvalidInputError("Unknown retrieval mode, fusion or retriever.")
@@ -136,7 +143,9 @@ def _retrieve_documents(
     pool = max(limit, settings.RETRIEVAL_CANDIDATES)
     if mode == "hierarchical" and tuple(options.retrievers) == RETRIEVERS:
         # Descent stops once the results asked for are settled; the rest of the pool is a by-product.
-        retrieval = retrievers.hierarchical_candidates(nodes, query, limit=limit)
+        retrieval = retrievers.hierarchical_candidates(
+            nodes, query, limit=limit, favoured=favoured, factor=1 + settings.DOCUMENT_BIAS
+        )
         run.plan["directories_visited"] = retrieval.visited
     else:
         retrieval = retrievers.chunk_candidates(
@@ -424,8 +433,9 @@ def _session_search(
         else None
     )
 
-    candidates = _retrieve_documents(run, asked.query, nodes, limit=limit, options=options)
     active = {doc_id for doc_id, _ in asked.context.active_documents}
+    favoured = frozenset(active) if options.document_bias else frozenset()
+    candidates = _retrieve_documents(run, asked.query, nodes, limit=limit, options=options, favoured=favoured)
     if options.document_bias and active:
         _apply_document_bias(run, candidates, active)
     hits = _document_hits(candidates, asked.query, limit)
