@@ -418,10 +418,37 @@ def _trace_list(pairs: Sequence[tuple[str, float]]) -> list[dict[str, Any]]:
     return [{"uri": uri, "score": round(float(score), 4)} for uri, score in pairs[:TRACE_CANDIDATES]]
 
 
+@dataclass(frozen=True)
+class KeywordFound:
+    """The keyword side of a document search, found while the question's vector is still being computed
+    (it needs only the question's stems): the best chunks and, for a descent's seeds, the best
+    directories (None when the search does not descend), and how long finding them took."""
+
+    chunks: list[tuple[Any, float]]
+    directories: list[tuple[Any, float]] | None
+    ms: float
+
+
+def keyword_found(scope: QuerySet, query: Query, *, limit: int, descends: bool) -> KeywordFound:
+    """``KeywordFound`` for ``query`` (its stems; its vector is not needed) in ``scope``, for a search of
+    ``limit`` results."""
+    started = time.perf_counter()
+    chunks = keyword_uris(scope.filter(kind="chunk"), query, limit=max(limit, settings.RETRIEVAL_CANDIDATES))
+    directories = keyword_uris(scope.exclude(kind="chunk"), query, limit=SEED_DIRECTORIES) if descends else None
+    return KeywordFound(chunks=chunks, directories=directories, ms=round((time.perf_counter() - started) * 1000, 2))
+
+
 def chunk_candidates(
-    scope: QuerySet, query: Query, *, limit: int, fusion: str, retrievers: Sequence[str] = ("dense", "keyword")
+    scope: QuerySet,
+    query: Query,
+    *,
+    limit: int,
+    fusion: str,
+    retrievers: Sequence[str] = ("dense", "keyword"),
+    found: KeywordFound | None = None,
 ) -> Retrieval:
-    """Flat retrieval over the chunks in scope: dense and keyword candidates, fused.
+    """Flat retrieval over the chunks in scope: dense and keyword candidates, fused. ``found``: the keyword
+    candidates, when they were found already (``keyword_found``).
 
     ``fusion="blend"`` rescores the union of both lists exactly on both signals; ``"rrf"`` sums
     reciprocal ranks (k=60), scaled so that first in both lists scores 1.
@@ -433,16 +460,22 @@ def chunk_candidates(
     dense = dense_uris(chunks, query, limit=pool) if "dense" in retrievers else []
     stages.append(_stage("dense", started, retriever="pgvector cosine", candidates=_trace_list(dense)))
     started = time.perf_counter()
-    keyword = keyword_uris(chunks, query, limit=pool) if "keyword" in retrievers else []
-    stages.append(
-        _stage(
-            "keyword",
-            started,
-            retriever="postgres full text",
-            terms=list(query.lexemes),
-            candidates=_trace_list(keyword),
-        )
+    if "keyword" not in retrievers:
+        keyword = []
+    elif found is not None:
+        keyword = found.chunks
+    else:
+        keyword = keyword_uris(chunks, query, limit=pool)
+    stage = _stage(
+        "keyword",
+        started,
+        retriever="postgres full text",
+        terms=list(query.lexemes),
+        candidates=_trace_list(keyword),
     )
+    if found is not None and "keyword" in retrievers:
+        stage.update(ms=found.ms, while_embedding=True)
+    stages.append(stage)
     started = time.perf_counter()
     candidates = score_nodes(chunks, query, [uri for uri, _ in dense] + [uri for uri, _ in keyword])
     # A row deleted between the two reads (a document removed or reindexed meanwhile) is just gone.
@@ -468,7 +501,13 @@ def chunk_candidates(
 
 
 def hierarchical_candidates(
-    scope: QuerySet, query: Query, *, limit: int, favoured: frozenset[str] = frozenset(), factor: float = 1.0
+    scope: QuerySet,
+    query: Query,
+    *,
+    limit: int,
+    favoured: frozenset[str] = frozenset(),
+    factor: float = 1.0,
+    found: KeywordFound | None = None,
 ) -> Retrieval:
     """Directory recursive retrieval.
 
@@ -479,15 +518,18 @@ def hierarchical_candidates(
     when the top ``limit`` chunks have not changed for RETRIEVAL_CONVERGENCE_ROUNDS rounds, when no
     directory is left, or after RETRIEVAL_MAX_DIRECTORIES. ``favoured`` documents (their ids) will have
     their scores multiplied by ``factor`` once ranked (the search's document bias): each round keeps
-    the chunks that could then be shown.
+    the chunks that could then be shown. ``found``: the keyword side, when it was found already.
     """
     alpha = settings.SCORE_PROPAGATION_ALPHA
     threshold = settings.DIRECTORY_SCORE_THRESHOLD
-    flat = chunk_candidates(scope, query, limit=limit, fusion="blend")
+    flat = chunk_candidates(scope, query, limit=limit, fusion="blend", found=found)
     stages = list(flat.stages)
 
     started = time.perf_counter()
-    directories, seeds = _seed_directories(scope.exclude(kind="chunk"), query, flat, alpha=alpha)
+    keyword_dirs = found.directories if found is not None else None
+    directories, seeds = _seed_directories(
+        scope.exclude(kind="chunk"), query, flat, alpha=alpha, keyword_dirs=keyword_dirs
+    )
     stages.append(
         _stage(
             "directories",
@@ -498,21 +540,7 @@ def hierarchical_candidates(
 
     started = time.perf_counter()
     descent = _descent_start(seeds, flat, threshold=threshold)
-    budget = settings.RETRIEVAL_MAX_DIRECTORIES
-    while descent.queue and len(descent.visited) < budget:
-        batch = _next_batch(descent, budget=budget)
-        if not batch:
-            break
-        cut = ChunkCut(
-            parent_scores={uri: directories[uri].score for uri in batch},
-            alpha=alpha,
-            keep=max(candidates_shown(limit), TRACE_CANDIDATES),
-            favoured=favoured,
-            factor=factor,
-        )
-        _expand(scope, query, batch, descent, directories, cut=cut, threshold=threshold, limit=limit)
-        if descent.converged:
-            break
+    _descend(scope, query, descent, directories, limit=limit, favoured=favoured, factor=factor)
     _keep_flat_passages(flat, descent.chunks, directories, alpha=alpha)
     ranked = sorted(descent.chunks.values(), key=lambda c: (-c.score, c.uri))
     stages.append(
@@ -555,12 +583,19 @@ def _inherit(node: Candidate, parent: Candidate, *, alpha: float) -> None:
 
 
 def _seed_directories(
-    directories: QuerySet, query: Query, flat: Retrieval, *, alpha: float
+    directories: QuerySet,
+    query: Query,
+    flat: Retrieval,
+    *,
+    alpha: float,
+    keyword_dirs: list[tuple[Any, float]] | None = None,
 ) -> tuple[dict[str, Candidate], list[Candidate]]:
     """The seed directories (the best by either retriever, and the sections of the best flat chunks), each
-    scored with its ancestors: every directory scored so far by URI, and the seeds in order."""
+    scored with its ancestors: every directory scored so far by URI, and the seeds in order.
+    ``keyword_dirs``: the best by keywords, when they were found already."""
     dense_dirs = dense_uris(directories, query, limit=SEED_DIRECTORIES)
-    keyword_dirs = keyword_uris(directories, query, limit=SEED_DIRECTORIES)
+    if keyword_dirs is None:
+        keyword_dirs = keyword_uris(directories, query, limit=SEED_DIRECTORIES)
     seed_uris = [uri for uri, _ in dense_dirs] + [uri for uri, _ in keyword_dirs]
     seed_uris += [c.parent_uri for c in flat.candidates[:SEED_DIRECTORIES] if c.parent_uri]
     wanted = {ancestor for uri in seed_uris for ancestor in directory_ancestors(uri)} | set(seed_uris)
@@ -587,6 +622,36 @@ def _descent_start(seeds: list[Candidate], flat: Retrieval, *, threshold: float)
     ]
     heapq.heapify(queue)
     return _Descent(queue=queue, below=[d.uri for d in seeds if d.score < threshold and d.uri not in must_open])
+
+
+def _descend(
+    scope: QuerySet,
+    query: Query,
+    descent: _Descent,
+    directories: dict[str, Candidate],
+    *,
+    limit: int,
+    favoured: frozenset[str],
+    factor: float,
+) -> None:
+    """Expands the best directories of ``descent``, a batch a round, until the top ``limit`` chunks have
+    settled, no directory is left or the budget (RETRIEVAL_MAX_DIRECTORIES) is spent."""
+    budget = settings.RETRIEVAL_MAX_DIRECTORIES
+    threshold = settings.DIRECTORY_SCORE_THRESHOLD
+    while descent.queue and len(descent.visited) < budget:
+        batch = _next_batch(descent, budget=budget)
+        if not batch:
+            break
+        cut = ChunkCut(
+            parent_scores={uri: directories[uri].score for uri in batch},
+            alpha=settings.SCORE_PROPAGATION_ALPHA,
+            keep=max(candidates_shown(limit), TRACE_CANDIDATES),
+            favoured=favoured,
+            factor=factor,
+        )
+        _expand(scope, query, batch, descent, directories, cut=cut, threshold=threshold, limit=limit)
+        if descent.converged:
+            break
 
 
 def _next_batch(descent: _Descent, *, budget: int) -> list[str]:

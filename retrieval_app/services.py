@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -91,6 +91,10 @@ def _embedding_started(run: Run, text: str) -> tuple[ai.QueryEmbedding, float]:
     return ai.embed_query_later(text, purpose=f"{run.kind}_query", owner_id=run.owner.id), time.perf_counter()
 
 
+# What a search can find from the question's stems alone while its vector is computed (``_keyword_first``).
+Meanwhile = Callable[[tuple[str, ...]], "retrievers.KeywordFound | None"]
+
+
 def _embedded_query(
     run: Run,
     text: str,
@@ -98,23 +102,54 @@ def _embedded_query(
     with_terms: bool = True,
     terms_also_of: str | None = None,
     started: tuple[ai.QueryEmbedding, float] | None = None,
-) -> tuple[retrievers.Query, tuple[str, ...]]:
+    meanwhile: Meanwhile | None = None,
+) -> tuple[retrievers.Query, tuple[str, ...], retrievers.KeywordFound | None]:
     """The question with its vector and stems, the model working in a thread of its own while the stems
-    are looked up; and the stems of ``terms_also_of`` (another text), looked up in the same statement.
+    are looked up; the stems of ``terms_also_of`` (another text), looked up in the same statement; and
+    what ``meanwhile`` found from the question's stems while the model was still working.
     ``started``: the embedding already begun (``_embedding_started``) while other work was done."""
     embedding, started_at = started or _embedding_started(run, text)
+    found_first = None
     try:
         texts = ([text] if with_terms else []) + ([terms_also_of] if terms_also_of is not None else [])
         found = texts_lexemes(*texts) if texts else []
         lexemes = found.pop(0) if with_terms else ()
         other = found.pop(0) if terms_also_of is not None else ()
+        if meanwhile is not None and lexemes:
+            found_first = meanwhile(lexemes)
     finally:
         vector, model, _ms = embedding.result()  # the model call is accounted for, whatever happened
     if embedding.error:
         # Keyword search still answers; the trace says why the dense side is missing.
         run.plan["dense_unavailable"] = embedding.error[:300]
     run.stage("query", started_at, embedded=vector is not None, model=model, terms=list(lexemes))
-    return retrievers.Query(text=text, vector=vector, model=model, lexemes=lexemes), other
+    return retrievers.Query(text=text, vector=vector, model=model, lexemes=lexemes), other, found_first
+
+
+def _checked_mode(options: SearchOptions) -> str:
+    mode = options.mode or settings.RETRIEVAL_MODE
+    if mode not in MODES or options.fusion not in FUSIONS or not set(options.retrievers) <= set(RETRIEVERS):
+        raise InvalidInputError("Unknown retrieval mode, fusion or retriever.")
+    return mode
+
+
+def _descends(mode: str, options: SearchOptions) -> bool:
+    return mode == "hierarchical" and tuple(options.retrievers) == RETRIEVERS
+
+
+def _keyword_first(nodes: QuerySet, *, limit: int, options: SearchOptions) -> Meanwhile | None:
+    """The keyword side of the documents' search, to run while the question's vector is computed: it needs
+    only the question's stems, and the model takes as long as the keyword searches."""
+    mode = _checked_mode(options)
+    if "keyword" not in options.retrievers:
+        return None
+    descends = _descends(mode, options)
+
+    def find(lexemes: tuple[str, ...]) -> retrievers.KeywordFound:
+        stems_only = retrievers.Query(text="", vector=None, model="", lexemes=lexemes)
+        return retrievers.keyword_found(nodes, stems_only, limit=limit, descends=descends)
+
+    return find
 
 
 def _scope(run: Run, target_uri: str | None) -> QuerySet:
@@ -131,25 +166,25 @@ def _retrieve_documents(
     limit: int,
     options: SearchOptions,
     favoured: frozenset[str] = frozenset(),
+    found: retrievers.KeywordFound | None = None,
 ) -> list[retrievers.Candidate]:
-    """The document candidates, best first; ``favoured`` documents get the document bias afterwards."""
-    mode = options.mode or settings.RETRIEVAL_MODE
-    if mode not in MODES or options.fusion not in FUSIONS or not set(options.retrievers) <= set(RETRIEVERS):
-        raise InvalidInputError("Unknown retrieval mode, fusion or retriever.")
+    """The document candidates, best first; ``favoured`` documents get the document bias afterwards.
+    ``found``: the keyword side, when it was found while the question was embedded."""
+    mode = _checked_mode(options)
     run.plan.update(mode=mode, fusion=options.fusion, retrievers=list(options.retrievers))
     query = retrievers.weighted(query, nodes.filter(kind="chunk"))
     if query.weights:
         run.plan["term_weights"] = {lexeme: round(weight, 3) for lexeme, weight in query.weights.items()}
     pool = max(limit, settings.RETRIEVAL_CANDIDATES)
-    if mode == "hierarchical" and tuple(options.retrievers) == RETRIEVERS:
+    if _descends(mode, options):
         # Descent stops once the results asked for are settled; the rest of the pool is a by-product.
         retrieval = retrievers.hierarchical_candidates(
-            nodes, query, limit=limit, favoured=favoured, factor=1 + settings.DOCUMENT_BIAS
+            nodes, query, limit=limit, favoured=favoured, factor=1 + settings.DOCUMENT_BIAS, found=found
         )
         run.plan["directories_visited"] = retrieval.visited
     else:
         retrieval = retrievers.chunk_candidates(
-            nodes, query, limit=pool, fusion=options.fusion, retrievers=tuple(options.retrievers)
+            nodes, query, limit=pool, fusion=options.fusion, retrievers=tuple(options.retrievers), found=found
         )
     run.stages += retrieval.stages
     return retrieval.candidates
@@ -196,8 +231,9 @@ def retrieval_find(
     options = options or SearchOptions()
     run = Run(owner=owner, kind=SearchTrace.Kind.FIND, query=_validated_query(query))
     nodes = _scope(run, target_uri)
-    embedded, _ = _embedded_query(run, run.query)
-    candidates = _retrieve_documents(run, embedded, nodes, limit=limit, options=options)
+    keyword_first = _keyword_first(nodes, limit=limit, options=options)
+    embedded, _, found = _embedded_query(run, run.query, meanwhile=keyword_first)
+    candidates = _retrieve_documents(run, embedded, nodes, limit=limit, options=options, found=found)
     hits = _document_hits(candidates, embedded, limit)
     hits = _cut_by_threshold(run, hits, score_threshold)[:limit]
     hits = _cut_by_budget(run, hits, options.max_tokens or settings.SEARCH_MAX_TOKENS)
@@ -423,7 +459,7 @@ def _session_search(
     if doc_ids:
         nodes = nodes.filter(document_id__in=list(doc_ids))
         run.plan["document_ids"] = sorted(doc_ids)
-    asked = _asked_in_session(run, session, options)
+    asked = _asked_in_session(run, session, options, keyword_first=_keyword_first(nodes, limit=limit, options=options))
     # One document (or a part of one, or a chosen set) is a deliberate narrowing; the whole library is not.
     other_sources = options.include_memories and not doc_ids and not names_a_document(run.plan["target_uri"])
     # Earlier conversations need nothing the documents' ranking finds until their echoes are judged.
@@ -434,12 +470,7 @@ def _session_search(
     )
 
     active = {doc_id for doc_id, _ in asked.context.active_documents}
-    favoured = frozenset(active) if options.document_bias else frozenset()
-    candidates = _retrieve_documents(run, asked.query, nodes, limit=limit, options=options, favoured=favoured)
-    if options.document_bias and active:
-        _apply_document_bias(run, candidates, active)
-    hits = _document_hits(candidates, asked.query, limit)
-
+    hits = _documents_in_session(run, asked, nodes, active=active, limit=limit, options=options)
     if recalling is not None:
         hits = _with_other_sources(
             run, hits, session=session, query=asked.query, as_asked=asked.as_asked, recalling=recalling, limit=limit
@@ -468,6 +499,19 @@ def _session_search(
     return SearchResult(hits=hits, trace=trace, query=asked.decision.query, query_plan=query_plan)
 
 
+def _documents_in_session(
+    run: Run, asked: _Asked, nodes: QuerySet, *, active: set[str], limit: int, options: SearchOptions
+) -> list[Hit]:
+    """The documents' hits for a question asked in a session, those it is working on (``active``) favoured."""
+    favoured = frozenset(active) if options.document_bias else frozenset()
+    candidates = _retrieve_documents(
+        run, asked.query, nodes, limit=limit, options=options, favoured=favoured, found=asked.found
+    )
+    if favoured:
+        _apply_document_bias(run, candidates, active)
+    return _document_hits(candidates, asked.query, limit)
+
+
 @dataclass(frozen=True)
 class _Asked:
     """A question read in its session: the query to search (rewritten when it was a follow-up), the session
@@ -479,10 +523,15 @@ class _Asked:
     decision: rewriting.Rewrite
     # The question as the person put it, embedded: the same as ``query`` unless it was rewritten.
     as_asked: retrievers.Query
+    # The keyword side of the documents' search, when it was found while the rewritten query was embedded.
+    found: retrievers.KeywordFound | None = None
 
 
-def _asked_in_session(run: Run, session: ChatSession, options: SearchOptions) -> _Asked:
-    """Reads the session around the question and resolves the question against it."""
+def _asked_in_session(
+    run: Run, session: ChatSession, options: SearchOptions, *, keyword_first: Meanwhile | None = None
+) -> _Asked:
+    """Reads the session around the question and resolves the question against it. ``keyword_first``:
+    what to search from a rewritten query's stems while its vector is computed."""
     # The question as asked ranks the session's archives; a standalone question is searched as is,
     # so its one embedding serves both (its terms are looked up once it is known to be searched). The
     # session's latest turns are read while the model works.
@@ -495,16 +544,21 @@ def _asked_in_session(run: Run, session: ChatSession, options: SearchOptions) ->
         max_messages=settings.HISTORY_MAX_TURNS,
         query_embedding=embedding[0],
     )
-    asked, _ = _embedded_query(run, run.query, with_terms=False, started=embedding)
+    asked, _, _ = _embedded_query(run, run.query, with_terms=False, started=embedding)
     context, context_plan = _rewrite_context(owner=run.owner, context=session_context, query=run.query)
     run.stage("session_context", started, **context_plan)
     decision = _rewrite(run, run.query, context, options)
+    found = None
     if decision.query == run.query:
         embedded = as_asked = replace(asked, lexemes=query_lexemes(asked.text))
     else:
-        embedded, asked_lexemes = _embedded_query(run, decision.query, terms_also_of=asked.text)
+        embedded, asked_lexemes, found = _embedded_query(
+            run, decision.query, terms_also_of=asked.text, meanwhile=keyword_first
+        )
         as_asked = replace(asked, lexemes=asked_lexemes)
-    return _Asked(query=embedded, context=context, context_plan=context_plan, decision=decision, as_asked=as_asked)
+    return _Asked(
+        query=embedded, context=context, context_plan=context_plan, decision=decision, as_asked=as_asked, found=found
+    )
 
 
 def _with_other_sources(

@@ -69,6 +69,32 @@ def test_the_trace_shows_every_stage_and_is_stored(auth_client, library, user, s
     assert str(library["router"].id) in {str(d) for d in stored.document_ids}
 
 
+@pytest.mark.parametrize("mode", ["hierarchical", "flat"])
+def test_the_keyword_side_is_searched_while_the_question_is_embedded(auth_client, library, user, mode):
+    # The model takes about as long as the keyword searches, which need only the question's stems.
+    body = _find(auth_client, query="192.168.8.1 admin password", mode=mode, debug_search_trace=True).json()
+    keyword = next(s for s in body["search_trace"]["stages"] if s["stage"] == "keyword")
+    assert keyword["while_embedding"] is True
+    router = {n.uri for n in library["router"].nodes.filter(kind="chunk")}
+    assert keyword["candidates"] and {c["uri"] for c in keyword["candidates"]} <= router
+    assert any("192.168.8.1" in r["content"] for r in body["results"])
+
+
+def test_a_rewritten_follow_up_searches_its_keywords_while_it_is_embedded(auth_client, user, library):
+    session = sessions.session_create(owner=user)
+    _say(session, ("user", "Tell me about the Aurora kettle."), ("assistant", "It is an electric kettle."))
+    body = auth_client.post(
+        "/api/retrieval/search",
+        {"query": "how often should I descale it?", "session_id": str(session.id), "debug_search_trace": True},
+        format="json",
+    ).json()
+    assert body["query_plan"]["rewrite"]["rewritten"] is True
+    keyword = next(s for s in body["search_trace"]["stages"] if s["stage"] == "keyword")
+    # The rewritten query's stems, not only the question's: the kettle it refers to is searched for.
+    assert keyword["while_embedding"] is True and "kettl" in keyword["terms"]
+    assert "four weeks" in body["results"][0]["content"]
+
+
 def test_another_users_documents_are_never_found(api_client, library):
     stranger = UserFactory()
     api_client.force_authenticate(stranger)
