@@ -31,10 +31,13 @@ def django_for_bench(database: str = "recollect_bench", *, fresh: bool = True) -
 
         params = embedded.database_settings()
         base = f"postgresql://{params['USER']}@{quote(params['HOST'], safe='')}"
-    if fresh:
-        with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        if fresh:
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
             conn.execute(f'CREATE DATABASE "{database}"')
+        elif not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone():
+            # Reusing rows that were never loaded (or were dropped since) would only time out on connecting.
+            raise SystemExit(f"No database {database!r} to reuse: run the bench once without reusing its rows.")
     os.environ["DATABASE_URL"] = f"{base}/{database}"
     import django
 
