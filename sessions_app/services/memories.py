@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -10,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from foundation import ai
+from foundation import ai, embedding
 from foundation.ai import memories as extraction
 from foundation.ai.extractive import split_sentences
 from foundation.ai.memories import extract as extract_by_patterns
@@ -19,6 +20,8 @@ from foundation.tasks import embed_later
 from sessions_app.models import Archive, ChatSession, Memory, Message
 from sessions_app.services.forgetting import messages_forget
 from sessions_app.signals import memory_deleted
+
+logger = logging.getLogger(__name__)
 
 
 def empty_diff() -> dict[str, list[dict[str, Any]]]:
@@ -330,5 +333,21 @@ def memory_note_from_turn(*, session: ChatSession, message: Message) -> dict[str
             archive=None,
             candidates=[(candidate, [message]) for candidate in candidates],
         )
-        embed_later(kind="memories", ids=[memory.id for memory in memories if memory.embedding is None])
+        unembedded = [memory.id for memory in memories if memory.embedding is None]
+        embed_later(kind="memories", ids=unembedded)
+    _embed_now(unembedded)
     return diff
+
+
+def _embed_now(memory_ids: list[int]) -> None:
+    """Gives the memories a turn just noted their vectors before it answers (a few short texts: a few
+    milliseconds of the model). The next question may come at once (an agent does not pause to read)
+    and ask in other words ("what should I avoid eating?" of "Is allergic to peanuts."), which only their
+    meaning finds; a worker busy with an upload may take seconds to get to them. The job queued for them
+    stays, and finds them done; if the model fails here, it is what embeds them."""
+    if not memory_ids:
+        return
+    try:
+        embedding.embed_ids(kind="memories", ids=memory_ids)
+    except Exception:  # the memories are stored and announced whatever happens here
+        logger.warning("could not embed the memories just noted; a worker will", exc_info=True)

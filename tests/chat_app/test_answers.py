@@ -84,6 +84,17 @@ def test_a_statement_is_acknowledged_with_what_was_remembered(auth_client, user,
     assert moved["message"] == "Noted: you live in Porto (before: you live in Lisbon). I'll keep that in mind."
 
 
+def test_what_was_just_told_answers_the_very_next_question_by_its_meaning(auth_client, user, library):
+    told = _chat(auth_client, "I'm Priya, I live in Lisbon and I'm allergic to peanuts.")
+    # No worker has run (its jobs wait for the commit): the turn that noted them gave them their meaning.
+    assert Memory.objects.filter(owner=user).count() == 3
+    assert not Memory.objects.filter(owner=user, embedding__isnull=True).exists()
+
+    # Asked at once, as an agent does, in words the memory does not contain.
+    body = _chat(auth_client, "What should I avoid eating?", session_id=told["session_id"])
+    assert "Is allergic to peanuts." in body["message"], body["message"]
+
+
 def test_whatever_the_patterns_note_from_a_statement_is_what_is_announced(auth_client, library, monkeypatch):
     noted = [
         MemoryCandidate(category="profile", key="allergies", content="Severely allergic to peanuts"),
