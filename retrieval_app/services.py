@@ -92,7 +92,7 @@ def _embedding_started(run: Run, text: str) -> tuple[ai.QueryEmbedding, float]:
 
 
 # What a search can find from the question's stems alone while its vector is computed (``_keyword_first``).
-Meanwhile = Callable[[tuple[str, ...]], "retrievers.KeywordFound | None"]
+Meanwhile = Callable[[tuple[str, ...]], "retrievers.KeywordFound"]
 
 
 def _embedded_query(
