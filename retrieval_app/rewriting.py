@@ -162,6 +162,30 @@ def _core(query: str) -> str:
     return query
 
 
+_ABOUT_WH_WORDS = frozenset({"what", "what's", "where", "where's", "when", "when's", "who", "who's", "which"})
+_FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself"})
+# Verbs of choosing and doing: "which should I pick?", "what do I press?" choose among what the last
+# turns offered, so they say nothing of their own.
+_GENERIC_VERBS = frozenset(
+    {"pick", "choose", "select", "use", "try", "buy", "get", "take", "need", "want", "press", "click", "type"}
+    | {"enter", "set", "change", "put", "run", "install", "open", "check", "read", "follow", "start", "go"}
+)
+
+
+def _asks_about_speaker(lowered: Sequence[str]) -> bool:
+    """Whether a short question asks something whole about the person asking: a wh-word other than "how"
+    or "why", the first person and a word of its own ("where do I live?", "what can't I eat?", "when is my
+    flight?"). It is about them, not about the last turn, and their memories answer it: the session's
+    names added to it ("... (Lisbon; Priya)") only pull their home above their allergy."""
+    own = [w for w in lowered if w not in _FIRST_PERSON and w not in _GENERIC_VERBS]
+    return (
+        bool(lowered)
+        and lowered[0] in _ABOUT_WH_WORDS
+        and any(word in _FIRST_PERSON for word in lowered)
+        and bool(_content_words(own))
+    )
+
+
 def detect_signals(query: str) -> list[str]:
     """The signals that ``query`` leans on earlier turns. Empty for a standalone question."""
     query = _core(query)
@@ -196,8 +220,10 @@ def detect_signals(query: str) -> list[str]:
         signals.append("ordinal:" + _ORDINAL_REFERENCE.search(query).group(0).lower())
     if _ELLIPSIS_START.match(query):
         signals.append("ellipsis:" + _ELLIPSIS_START.match(query).group(0).strip().lower())
-    # "why?", "more detail please": too little to search on. "capital of France?" names its subject.
-    if len(_content_words(words)) <= SHORT_FOLLOWUP_WORDS and len(words) <= 6 and not _has_antecedent(words):
+    # "why?", "more detail please": too little to search on. "capital of France?" names its subject, and
+    # "what can't I eat?" its speaker.
+    short = len(_content_words(words)) <= SHORT_FOLLOWUP_WORDS and len(words) <= 6
+    if short and not _has_antecedent(words) and not _asks_about_speaker(lowered):
         signals.append("short_followup")
     return list(dict.fromkeys(signals))
 

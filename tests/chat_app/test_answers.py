@@ -95,6 +95,22 @@ def test_what_was_just_told_answers_the_very_next_question_by_its_meaning(auth_c
     assert "Is allergic to peanuts." in body["message"], body["message"]
 
 
+def test_a_short_question_about_oneself_ranks_the_fact_it_asks_for_first(auth_client, library):
+    told = _chat(auth_client, "I'm Priya, I live in Lisbon and I'm allergic to peanuts.")
+
+    response = auth_client.post(
+        "/api/retrieval/search",
+        {"query": "What should I avoid eating?", "session_id": told["session_id"], "limit": 3},
+        format="json",
+    )
+
+    body = response.json()
+    # Not "What should I avoid eating? (Lisbon; Priya)", which put their home above their allergy.
+    assert body["query_plan"]["rewrite"]["rewritten"] is False
+    assert (body["results"][0]["origin"], body["results"][0]["text"]) == ("memory", "Is allergic to peanuts.")
+    assert all("Lisbon" not in str(hit) for hit in body["results"]), body["results"]
+
+
 def test_whatever_the_patterns_note_from_a_statement_is_what_is_announced(auth_client, library, monkeypatch):
     noted = [
         MemoryCandidate(category="profile", key="allergies", content="Severely allergic to peanuts"),
@@ -396,15 +412,16 @@ def test_a_fact_noted_earlier_answers_a_question_that_never_names_it(
 def test_a_question_about_the_person_right_after_they_introduced_themselves_finds_what_it_asks(
     auth_client, user, library, django_capture_on_commit_callbacks
 ):
-    """The question follows the introduction in the same chat, so it reads as a follow-up of it; yet it
-    asks about eating, and the name and the city said just before must not pull the answer to them."""
+    """The question follows the introduction in the same chat and opens as a follow-up of it ("And ..."),
+    so it is rewritten with what was just said; yet it asks about eating, and the name and the city said
+    just before must not pull the answer to them."""
     with django_capture_on_commit_callbacks(execute=True):
         told = _chat(auth_client, "I'm Priya and I live in Lisbon. I am allergic to peanuts.")
     allergy = Memory.objects.get(owner=user, key="peanut_allergy")
     with django_capture_on_commit_callbacks(execute=True):
-        body = _chat(auth_client, "What should I avoid eating?", session_id=told["session_id"])
+        body = _chat(auth_client, "And what should I avoid eating?", session_id=told["session_id"])
     assert body["context"][0]["uri"] == allergy.uri, body["message"]
     assert "peanuts" in body["message"] and "Lisbon" not in body["message"]
     assert "as you asked it" in body["context"][0]["match_reason"]
     rewritten = _stage(body, "rewrite")["query"]
-    assert _stage(body, "memories")["readings"] == [rewritten, "What should I avoid eating?"]
+    assert _stage(body, "memories")["readings"] == [rewritten, "And what should I avoid eating?"]

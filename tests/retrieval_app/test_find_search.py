@@ -261,6 +261,26 @@ def test_memories_and_earlier_conversations_join_as_their_own_source(auth_client
     assert any(r["origin"] == "memory" and "green tea" in r["text"] for r in results)
 
 
+def test_passages_that_answer_nothing_keep_no_place_from_what_is_remembered(auth_client, user, library):
+    remembered = {"peanut_allergy": "Is allergic to peanuts.", "lactose_intolerance": "Is lactose intolerant."}
+    for key, content in remembered.items():
+        Memory.objects.create(owner=user, category="profile", key=key, content=content)
+    backfill_embeddings()
+    session = sessions.session_create(owner=user)
+
+    def search(query: str) -> list[dict]:
+        ask = {"query": query, "session_id": str(session.id), "limit": 2}
+        return auth_client.post("/api/retrieval/search", ask, format="json").json()["results"]
+
+    # The manuals say nothing about food: both things to avoid are shown, not one beside a kettle passage.
+    assert {r["text"] for r in search("What should I avoid eating?")} == {
+        "Is allergic to peanuts.",
+        "Is lactose intolerant.",
+    }
+    # A passage that answers keeps its place.
+    assert search("How do I reset the router's admin password?")[0]["origin"] == "document"
+
+
 @pytest.mark.django_db(transaction=True)
 def test_earlier_conversations_read_beside_the_documents_find_what_reading_them_after_finds(
     auth_client, user, library, settings, pool_with_room

@@ -24,6 +24,9 @@ from retrieval_app import rewriting
         "Which days are those again?",
         "What does it say about the monthly fee?",
         "What time can we check in there?",
+        "What should I do?",
+        "Which should I pick?",
+        "How do I reset?",
     ],
 )
 def test_follow_ups_are_detected(query):
@@ -40,6 +43,11 @@ def test_follow_ups_are_detected(query):
         "How do I reset the admin password of the Nimbus router?",
         "Is there a fee for closing the Cobble Premier Account?",
         "What does the Lumen K2 manual say about descaling?",
+        # Short, but about the person asking: their memories answer it, not the last turn.
+        "What should I avoid eating?",
+        "What can't I eat?",
+        "Where do I live?",
+        "When is my flight?",
     ],
 )
 def test_standalone_questions_pay_nothing(query):
