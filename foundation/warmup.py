@@ -22,6 +22,7 @@ import time
 from django.conf import settings
 from django.db import connection
 
+from foundation.ai import implications_asked
 from foundation.ai.embeddings import embedding_backend
 from foundation.ai.engines import text_engine
 from foundation.db import release_database_connections
@@ -45,8 +46,12 @@ _INDEX_FILES_SQL = (
 
 
 def model_warm() -> list[float]:
-    """Loads the embedding model and runs it once; a vector to walk the indexes with."""
-    return embedding_backend().embed(["warming up"]).vectors[0]
+    """Loads the embedding model and runs it once, and embeds what kinds of facts mean (asked of every
+    question about the person's memories); a vector to walk the indexes with."""
+    backend = embedding_backend()
+    vector = backend.embed(["warming up"]).vectors[0]
+    implications_asked(vector, backend.name)
+    return vector
 
 
 def indexes_warm(vector: list[float]) -> int:

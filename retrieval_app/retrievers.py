@@ -27,6 +27,8 @@ from django.db.models.expressions import RawSQL
 from documents_app.models import DocumentNode
 from documents_app.uris import directory_ancestors
 from foundation import bm25
+from foundation.ai import implications_asked
+from foundation.ai.memory_text import implication
 from foundation.bm25 import quoted
 from foundation.db import filter_sql
 from foundation.vectors import has_more_rows_than, nearest_neighbours, vector_text
@@ -57,6 +59,7 @@ PERSONAL_CATEGORIES = ("profile", "preferences")
 ABOUT_OWNER_SCORE = 0.6
 ABOUT_OWNER_BOOST = "the question asks what is known about you"
 AS_ASKED_BOOST = "matches the question as you asked it"
+IMPLIED_BOOST = "the question asks for what it means for you: {meaning}"
 AS_ASKED = "_as_asked"
 
 
@@ -757,7 +760,10 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
     exactly in one query; more are narrowed by the two retrievers first. A memory is kept when its
     similarity reaches MEMORY_SIMILARITY_THRESHOLD or it holds at least half the query's stems; the
     trace lists the rest as cut. A question about the person as a whole (``asks_about_owner``) keeps
-    what describes them best, their profile and preferences first, ranked at least ABOUT_OWNER_SCORE.
+    what describes them best, their profile and preferences first, ranked at least ABOUT_OWNER_SCORE. A
+    question that asks for what a kind of fact means for the person (``ai.implications_asked``: "what
+    should I avoid eating?") keeps every fact of that kind, each by its own score: a shellfish allergy as
+    well as a peanut allergy, however differently the model places the two words.
 
     ``as_asked`` is the question as the person put it, when ``query`` is a rewrite of it: each memory
     then scores by the better of the two readings. A rewrite adds the conversation's subject to a short
@@ -771,6 +777,7 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
     about_owner = set()
     if any(asks_about_owner(reading.text) for reading in readings):
         about_owner = set(_personal_first(memories, limit))
+    implied = set().union(*(implications_asked(reading.vector, reading.model) for reading in readings))
     if has_more_rows_than(memories, MEMORY_EXACT_SCAN_MAX_ROWS):
         ids = list(about_owner)
         for reading in readings:
@@ -788,8 +795,18 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
             if better.score > found[memory.id].score:
                 better.boosts.append(AS_ASKED_BOOST)
                 found[memory.id] = better
+    asked_for = set()
+    for memory_id, candidate in found.items():
+        meaning = implication(candidate.row.category, candidate.row.key) if implied else ""
+        if meaning in implied:
+            asked_for.add(memory_id)
+            candidate.boosts.append(IMPLIED_BOOST.format(meaning=meaning.rstrip(".").lower()))
     floor = settings.MEMORY_SIMILARITY_THRESHOLD
-    kept = [c for c in found.values() if (c.dense or 0.0) >= floor or c.keyword >= 0.5 or c.row.id in about_owner]
+    kept = [
+        c
+        for c in found.values()
+        if (c.dense or 0.0) >= floor or c.keyword >= 0.5 or c.row.id in about_owner or c.row.id in asked_for
+    ]
     ranked = sorted(kept, key=lambda c: (-c.score, c.uri))[:limit]
     cut = [c.summary() for c in found.values() if c not in ranked]
     stage = _stage(
@@ -797,6 +814,7 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
         started,
         threshold=floor,
         readings=[reading.text for reading in readings],
+        asks_for=sorted(implied),
         candidates=[c.summary() for c in ranked],
         cut=cut[:TRACE_CANDIDATES],
     )

@@ -9,6 +9,8 @@ as a ``ModelCall`` (tokens, cost, latency, errors), which the admin shows.
 from __future__ import annotations
 
 import logging
+import math
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,6 +21,7 @@ from foundation.accounting import record_call
 from foundation.ai.embeddings import EmbeddingError, active_embedding_model, embedding_backend
 from foundation.ai.engines import Overview, StreamedCall, StreamingEngine, TextEngine, Turn, spoken, text_engine
 from foundation.ai.memories import MemoryCandidate
+from foundation.ai.memory_text import IMPLICATIONS
 from foundation.ai.tokens import estimate_tokens
 
 logger = logging.getLogger(__name__)
@@ -38,6 +41,7 @@ __all__ = [
     "embed_query_or_none",
     "embed_texts",
     "estimate_tokens",
+    "implications_asked",
     "record_call",
     "spoken",
     "text_engine",
@@ -177,3 +181,43 @@ class QueryEmbedding:
 def embed_query_later(text: str, *, purpose: str, owner_id: int | None) -> QueryEmbedding:
     """``embed_query_or_none`` started in a thread of its own; see ``QueryEmbedding``."""
     return QueryEmbedding(text, purpose=purpose, owner_id=owner_id)
+
+
+# A question this close to what a kind of fact means for the person ("what should I avoid eating?" to "A
+# food to avoid eating.", 0.73; "any food I should stay away from?", 0.59) asks for every fact of that kind;
+# questions about other things stay under it ("what did I eat yesterday?" 0.44, "which foods are high in
+# protein?" 0.40, "where do I live?" 0.04), all-MiniLM-L6-v2.
+IMPLICATION_ASKED_SIMILARITY = 0.5
+_implication_vectors: dict[str, list[tuple[str, list[float]]]] = {}
+_implication_lock = threading.Lock()
+
+
+def implications_asked(vector: Sequence[float] | None, model: str) -> set[str]:
+    """The meanings of facts (``memory_text.IMPLICATIONS``) that a question embedded as ``vector`` asks
+    about: what a memory of health or diet means for the person, when the question asks that rather than
+    naming the fact. The meanings are embedded once per process and model; none when the question has
+    no vector of the model in use, or the model cannot embed them."""
+    if vector is None or model != active_embedding_model():
+        return set()
+    with _implication_lock:
+        if model not in _implication_vectors:
+            try:
+                vectors = embedding_backend().embed(list(IMPLICATIONS)).vectors
+                _implication_vectors[model] = [
+                    (meaning, _unit(other)) for meaning, other in zip(IMPLICATIONS, vectors, strict=True) if other
+                ]
+            except Exception:  # a search is never failed by this; the facts are still found by their own words
+                logger.warning("embedding what facts mean failed", exc_info=True)
+                return set()
+    asked = _unit(vector)
+    return {
+        meaning
+        for meaning, other in _implication_vectors[model]
+        if sum(a * b for a, b in zip(asked, other, strict=True)) >= IMPLICATION_ASKED_SIMILARITY
+    }
+
+
+def _unit(vector: Sequence[float]) -> list[float]:
+    """``vector`` scaled to length 1 (a hosted model's vectors need not be)."""
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]

@@ -134,6 +134,7 @@ MEDICINE_TO_AVOID = "A medicine to avoid taking."
 SOMETHING_TO_AVOID = "Something to avoid."
 DIET = "What they eat and avoid eating."
 MEDICATION = "A medicine they take, for their health."
+IMPLICATIONS = (FOOD_TO_AVOID, MEDICINE_TO_AVOID, SOMETHING_TO_AVOID, DIET, MEDICATION)
 # The category of the people around the person, whose facts are theirs.
 ENTITIES = "entities"
 

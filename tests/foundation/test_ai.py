@@ -113,6 +113,25 @@ def test_a_question_embedded_beside_other_work_by_a_failing_model_leaves_the_wor
     assert ai.embed_query_later("   ", purpose="unit_test", owner_id=None).result()[0] is None
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "question,meanings",
+    [
+        ("What should I avoid eating?", {"A food to avoid eating.", "What they eat and avoid eating."}),
+        ("Any food I should stay away from?", {"A food to avoid eating."}),
+        ("Which medicines should I avoid?", {"A medicine to avoid taking."}),
+        ("What did I eat yesterday?", set()),
+        ("Which foods are high in protein?", set()),
+        ("Where do I live?", set()),
+    ],
+)
+def test_a_question_asks_for_what_a_kind_of_fact_means_only_when_it_says_so(question, meanings):
+    vector, model = ai.embed_query(question, purpose="unit_test")
+    assert ai.implications_asked(vector, model) == meanings
+    assert ai.implications_asked(None, model) == set()
+    assert ai.implications_asked(vector, "another-model") == set(), "vectors of two models are never compared"
+
+
 def test_summaries_are_extractive_bounded_and_deterministic():
     turns = [(t.role, t.content) for t in CONVERSATION]
     summary = extractive.summarize(turns, max_words=60)
