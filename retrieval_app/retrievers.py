@@ -753,6 +753,23 @@ def _memory_candidate(memory, query: Query, about_owner: set[int], suffix: str =
     return candidate
 
 
+def _asked_for(found: dict[int, Candidate], implied: set[str]) -> set[int]:
+    """The ids of the memories whose meaning for the person (``implication``) the question asks for, each
+    marked with why it is kept."""
+    asked_for = set()
+    for memory_id, candidate in found.items():
+        meaning = implication(candidate.row.category, candidate.row.key) if implied else ""
+        if meaning in implied:
+            asked_for.add(memory_id)
+            candidate.boosts.append(IMPLIED_BOOST.format(meaning=meaning.rstrip(".").lower()))
+    return asked_for
+
+
+def _memories_kept(found: dict[int, Candidate], *, floor: float, always: set[int]) -> list[Candidate]:
+    """The memories similar enough to the question (``floor``), holding half its stems, or kept ``always``."""
+    return [c for c in found.values() if (c.dense or 0.0) >= floor or c.keyword >= 0.5 or c.row.id in always]
+
+
 def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked: Query | None = None) -> Retrieval:
     """Long-term memories relevant to the query, by either retriever, scored like document nodes.
 
@@ -795,18 +812,8 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
             if better.score > found[memory.id].score:
                 better.boosts.append(AS_ASKED_BOOST)
                 found[memory.id] = better
-    asked_for = set()
-    for memory_id, candidate in found.items():
-        meaning = implication(candidate.row.category, candidate.row.key) if implied else ""
-        if meaning in implied:
-            asked_for.add(memory_id)
-            candidate.boosts.append(IMPLIED_BOOST.format(meaning=meaning.rstrip(".").lower()))
     floor = settings.MEMORY_SIMILARITY_THRESHOLD
-    kept = [
-        c
-        for c in found.values()
-        if (c.dense or 0.0) >= floor or c.keyword >= 0.5 or c.row.id in about_owner or c.row.id in asked_for
-    ]
+    kept = _memories_kept(found, floor=floor, always=about_owner | _asked_for(found, implied))
     ranked = sorted(kept, key=lambda c: (-c.score, c.uri))[:limit]
     cut = [c.summary() for c in found.values() if c not in ranked]
     stage = _stage(
