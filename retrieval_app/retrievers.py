@@ -756,9 +756,11 @@ def _memory_candidate(memory, query: Query, about_owner: set[int], suffix: str =
 def _asked_for(found: dict[int, Candidate], implied: set[str]) -> set[int]:
     """The ids of the memories whose meaning for the person (``implication``) the question asks for, each
     marked with why it is kept."""
-    asked_for = set()
+    asked_for: set[int] = set()
+    if not implied:
+        return asked_for
     for memory_id, candidate in found.items():
-        meaning = implication(candidate.row.category, candidate.row.key) if implied else ""
+        meaning = implication(candidate.row.category, candidate.row.key)
         if meaning in implied:
             asked_for.add(memory_id)
             candidate.boosts.append(IMPLIED_BOOST.format(meaning=meaning.rstrip(".").lower()))
