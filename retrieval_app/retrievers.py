@@ -21,14 +21,14 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
-from django.db.models import Case, FloatField, QuerySet, Value, When
+from django.db.models import FloatField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from documents_app.models import DocumentNode
 from documents_app.uris import directory_ancestors
 from foundation import bm25
 from foundation.ai import implications_asked
-from foundation.ai.memory_text import implication
+from foundation.ai.memories import FAMILY, implication
 from foundation.bm25 import quoted
 from foundation.db import filter_sql
 from foundation.vectors import has_more_rows_than, nearest_neighbours, vector_text
@@ -50,13 +50,22 @@ OPEN_FIRST = -1e9
 # A question about the person asking, as a whole ("what do you know about me?", "who am I?"): what is
 # remembered of them answers it, whatever its words, so it shares none of them.
 _ABOUT_OWNER = re.compile(
-    r"\b(?:about|of) (?:me|myself)\b|\bwho am i\b|\bwhat (?:have|did) i (?:tell|told|say|said|mention)",
+    r"\b(?:about|of) (?:me|myself)\b|\bwho am i\b|\bwhat (?:have|did) i (?:tell|told|say|said|mention)"
+    r"|\b(?:describe|introduce) (?:me|myself)\b",
     re.IGNORECASE,
 )
-# What describes the person, first among their memories when they ask about themselves; then the newest.
+# A question in the first person: only such a question asks what a fact means for the person asking
+# ("which languages are spoken in Switzerland?" is close to "The languages they speak." too).
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bi'", re.IGNORECASE)
+# What describes the person, first among their memories when they ask about themselves: who they are
+# (in this order), then their family, then the rest of their profile and preferences; the newest first
+# within each.
+CENTRAL_KEYS = ("name", "location", "occupation", "employer", "age", "origin", "nationality", "languages")
 PERSONAL_CATEGORIES = ("profile", "preferences")
 # The score such memories rank with at least, beside documents that hardly match a question with no subject.
 ABOUT_OWNER_SCORE = 0.6
+# How much less each next memory describing the person ranks with: an order, not a judgement.
+ABOUT_OWNER_STEP = 0.001
 ABOUT_OWNER_BOOST = "the question asks what is known about you"
 AS_ASKED_BOOST = "matches the question as you asked it"
 IMPLIED_BOOST = "the question asks for what it means for you: {meaning}"
@@ -724,14 +733,24 @@ def asks_about_owner(text: str) -> bool:
     return bool(_ABOUT_OWNER.search(text))
 
 
-def _personal_first(memories: QuerySet, limit: int) -> list[int]:
-    """The ids of the memories that describe the person best: their profile and preferences, then the rest,
-    the newest first within each."""
-    personal = Case(When(category__in=PERSONAL_CATEGORIES, then=Value(0)), default=Value(1))
-    return list(memories.order_by(personal, "-updated_at", "-id").values_list("id", flat=True)[:limit])
+def _personal_first(memories: QuerySet, limit: int) -> dict[int, float]:
+    """The memories that describe the person best (see CENTRAL_KEYS), each with the score it ranks with at
+    least: ABOUT_OWNER_SCORE for the first, a little less for each after it, so that they come in that order."""
+    rows = memories.order_by("-updated_at", "-id").values_list("id", "category", "key")[:MEMORY_EXACT_SCAN_MAX_ROWS]
+    ranked = sorted(rows, key=lambda row: _centrality(row[1], row[2]))[:limit]  # stable: the newest first
+    return {memory_id: ABOUT_OWNER_SCORE - place * ABOUT_OWNER_STEP for place, (memory_id, _, _) in enumerate(ranked)}
 
 
-def _memory_candidate(memory, query: Query, about_owner: set[int], suffix: str = "") -> Candidate:
+def _centrality(category: str, key: str) -> tuple[int, int]:
+    """How early a memory comes in describing the person: (group, place within it); lower is earlier."""
+    if category == "profile" and key in CENTRAL_KEYS:
+        return 0, CENTRAL_KEYS.index(key)
+    if implication(category, key) == FAMILY:
+        return 1, 0
+    return (2 if category in PERSONAL_CATEGORIES else 3), 0
+
+
+def _memory_candidate(memory, query: Query, about_owner: dict[int, float], suffix: str = "") -> Candidate:
     """``memory`` scored against ``query`` from the signals ``scored`` read (named with ``suffix``)."""
     dense = getattr(memory, "dense" + suffix)
     matched = sorted(getattr(memory, "matched" + suffix) or [])
@@ -748,7 +767,7 @@ def _memory_candidate(memory, query: Query, about_owner: set[int], suffix: str =
     candidate.found_by = {"dense"} if dense is not None else set()
     candidate.found_by |= {"keyword"} if matched else set()
     if memory.id in about_owner:
-        candidate.score = max(candidate.score, ABOUT_OWNER_SCORE)
+        candidate.score = max(candidate.score, about_owner[memory.id])
         candidate.boosts.append(ABOUT_OWNER_BOOST)
     return candidate
 
@@ -793,10 +812,10 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
     if as_asked is not None and as_asked.text == query.text:
         as_asked = None  # not rewritten: one reading
     readings = [query] + ([as_asked] if as_asked is not None else [])
-    about_owner = set()
+    about_owner: dict[int, float] = {}
     if any(asks_about_owner(reading.text) for reading in readings):
-        about_owner = set(_personal_first(memories, limit))
-    implied = set().union(*(implications_asked(reading.vector, reading.model) for reading in readings))
+        about_owner = _personal_first(memories, limit)
+    implied = set().union(*(implications_asked(r.vector, r.model) for r in readings if _FIRST_PERSON.search(r.text)))
     if has_more_rows_than(memories, MEMORY_EXACT_SCAN_MAX_ROWS):
         ids = list(about_owner)
         for reading in readings:
@@ -815,7 +834,7 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
                 better.boosts.append(AS_ASKED_BOOST)
                 found[memory.id] = better
     floor = settings.MEMORY_SIMILARITY_THRESHOLD
-    kept = _memories_kept(found, floor=floor, always=about_owner | _asked_for(found, implied))
+    kept = _memories_kept(found, floor=floor, always=set(about_owner) | _asked_for(found, implied))
     ranked = sorted(kept, key=lambda c: (-c.score, c.uri))[:limit]
     cut = [c.summary() for c in found.values() if c not in ranked]
     stage = _stage(

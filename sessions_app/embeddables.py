@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db.models import Q
 
-from foundation.ai.memories import implication, label
+from foundation.ai.memories import EMBEDDED_WITH_THE_FACT, implication, label
 from foundation.embedding import Embeddable
 from sessions_app.models import Archive, Memory, Message
 
@@ -60,7 +60,7 @@ def memory_text(memory: Memory) -> str:
     allergy only once "a food to avoid eating" is said with it)."""
     said = f"{label(memory.key, memory.content)}: {memory.content}"
     implied = implication(memory.category, memory.key)
-    return f"{said} {implied}" if implied else said
+    return f"{said} {implied}" if implied in EMBEDDED_WITH_THE_FACT else said
 
 
 EMBEDDABLES = (

@@ -64,11 +64,21 @@ from typing import Any
 
 from foundation.ai import memory_facts as facts
 from foundation.ai.extractive import split_sentences
-from foundation.ai.memory_text import KEY_MAX_CHARS, about_user, implication, label, slug
+from foundation.ai.memory_text import (
+    EMBEDDED_WITH_THE_FACT,
+    FAMILY,
+    KEY_MAX_CHARS,
+    about_user,
+    implication,
+    label,
+    slug,
+)
 
 __all__ = [
     "CATEGORIES",
     "CONTENT_MAX_CHARS",
+    "EMBEDDED_WITH_THE_FACT",
+    "FAMILY",
     "MemoryCandidate",
     "extract",
     "from_model_answer",

@@ -8,6 +8,7 @@ import re
 
 from foundation.ai.extractive import STOPWORDS
 from foundation.ai.memory_words import (
+    CHILD_WORDS,
     DIET_PLANS,
     DIETS,
     FOOD_ALLERGENS,
@@ -16,6 +17,10 @@ from foundation.ai.memory_words import (
     MEDICINE_ENDINGS,
     MEDICINES,
     OBSERVANCES,
+    PARENT_WORDS,
+    PARTNER_WORDS,
+    RELATION_KEYS,
+    RELATIVE_WORDS,
     each,
     word_set,
 )
@@ -134,9 +139,55 @@ MEDICINE_TO_AVOID = "A medicine to avoid taking."
 SOMETHING_TO_AVOID = "Something to avoid."
 DIET = "What they eat and avoid eating."
 MEDICATION = "A medicine they take, for their health."
-IMPLICATIONS = (FOOD_TO_AVOID, MEDICINE_TO_AVOID, SOMETHING_TO_AVOID, DIET, MEDICATION)
+# Who the person is, said with the facts that say it for the same reason: "where did I grow up?" shares no
+# word with "Is from Kumasi.", nor "what do I do for a living?" with "Is a structural engineer.".
+NAME = "What they are called: their name."
+AGE = "How old they are: their age."
+HOME = "Where they live now: their home town and city."
+ORIGIN = "Where they come from and grew up: their hometown."
+JOB = "What they do for a living: their job and work."
+EMPLOYER = "Where they work: the company they work for."
+WORK_TIMES = "When they work: their working days and hours."
+LANGUAGES_SPOKEN = "The languages they speak."
+FAMILY = "Their family: partner, children, parents, brothers and sisters."
+_WHO_THEY_ARE = {
+    "name": NAME,
+    "age": AGE,
+    "location": HOME,
+    "origin": ORIGIN,
+    "nationality": ORIGIN,
+    "occupation": JOB,
+    "employer": EMPLOYER,
+    "work_schedule": WORK_TIMES,
+    "languages": LANGUAGES_SPOKEN,
+}
+# The meanings embedded with their facts: what a fact of health or diet means is what questions about it
+# say. Who the person is is only matched against the question ("The languages they speak." in the
+# vector of "Speaks Dutch." brought it up for "which languages are spoken in Switzerland?").
+EMBEDDED_WITH_THE_FACT = frozenset((FOOD_TO_AVOID, MEDICINE_TO_AVOID, SOMETHING_TO_AVOID, DIET, MEDICATION))
+IMPLICATIONS = (
+    FOOD_TO_AVOID,
+    MEDICINE_TO_AVOID,
+    SOMETHING_TO_AVOID,
+    DIET,
+    MEDICATION,
+    NAME,
+    AGE,
+    HOME,
+    ORIGIN,
+    JOB,
+    EMPLOYER,
+    WORK_TIMES,
+    LANGUAGES_SPOKEN,
+    FAMILY,
+)
 # The category of the people around the person, whose facts are theirs.
 ENTITIES = "entities"
+# The first word of the keys of the person's relatives ("son_kwesi", "mother", "sister_in_law"); their
+# colleagues, friends and pets are not their family.
+_RELATION_WORDS = each("|".join((PARTNER_WORDS, CHILD_WORDS, PARENT_WORDS, RELATIVE_WORDS)))
+_RELATIVES = frozenset(RELATION_KEYS.get(word, word) for word in _RELATION_WORDS)
+_RELATIVES = frozenset(relation for relation in _RELATIVES if relation.isalpha())
 
 
 def _subjects(*phrases: str) -> frozenset[str]:
@@ -157,10 +208,13 @@ def implication(category: str, key: str) -> str:
     """What the memory under ``key`` means for the person, in words questions about it use: a food
     allergy, an intolerance or coeliac disease is "A food to avoid eating.", a medicine allergy "A
     medicine to avoid taking.", a way of eating "What they eat and avoid eating.", a medicine taken "A
-    medicine they take, for their health."; "" for a memory whose own words say it, and for another
-    person's fact (a son's allergy is not a food the person must avoid)."""
+    medicine they take, for their health."; who the person is (their name, home, origin, job, employer,
+    working days, languages) what each of those is; a relative's fact, that it is their family (a son's
+    allergy is not a food the person must avoid); "" for any other memory, whose own words say it."""
     if category == ENTITIES:
-        return ""
+        return FAMILY if singular(key.split("_", 1)[0]) in _RELATIVES else ""
+    if key in _WHO_THEY_ARE:
+        return _WHO_THEY_ARE[key]
     subject, _, kind = key.rpartition("_")
     medicine = subject in _MEDICINE_ALLERGENS or bool(_MEDICINE_ENDING.fullmatch(subject))
     if kind == "allergy":

@@ -108,6 +108,43 @@ def test_every_fact_of_the_kind_a_question_asks_for_answers_it(auth_client, libr
     assert "allergic" not in _chat(auth_client, "What did I eat yesterday?")["message"]
 
 
+def test_a_question_in_other_words_than_the_fact_still_finds_it(auth_client, library):
+    _chat(auth_client, "I'm a structural engineer, I live in Utrecht, and my wife Ana and our son Theo moved with me.")
+
+    # "What kind of work do I do?" shares no word with "Is a structural engineer.", nor "my family" with
+    # "Their wife is Ana.": what each fact is (a job, their family) is what the question names.
+    living = _chat(auth_client, "What kind of work do I do?")["message"]
+    family = _chat(auth_client, "Tell me about my family")["message"]
+
+    assert "structural engineer" in living and "Utrecht" not in living, living
+    assert "Ana" in family and "Theo" in family and "engineer" not in family, family
+
+
+def test_only_a_question_about_oneself_asks_for_what_a_fact_is(auth_client, library):
+    _chat(auth_client, "I speak Dutch and Portuguese, and I live in Utrecht.")
+
+    # Both are as close to "The languages they speak."; only the first asks it of the person.
+    own = _chat(auth_client, "Which languages do I speak?")
+    general = _chat(auth_client, "Which languages are spoken in Switzerland?")
+
+    assert _stage(own, "memories")["asks_for"] == ["The languages they speak."]
+    assert "Speaks Dutch and Portuguese." in own["message"]
+    assert _stage(general, "memories")["asks_for"] == []
+
+
+def test_asked_to_describe_them_the_person_hears_who_they_are_first(auth_client, library):
+    _chat(auth_client, "I love jazz and I swim every Tuesday.")
+    _chat(auth_client, "My name is Marta, I'm a structural engineer and I live in Utrecht.")
+
+    body = _chat(auth_client, "Describe me in a few lines")
+
+    remembered = [hit["text"] for hit in body["context"] if hit["origin"] == "memory"]
+    assert remembered[:3] == ["Is called Marta.", "Lives in Utrecht.", "Is a structural engineer."], remembered
+    # Their tastes and habits come after who they are, not in the order they were told.
+    ranked = [candidate["uri"].split("/")[-2] for candidate in _stage(body, "memories")["candidates"]]
+    assert ranked[:3] == ["profile"] * 3 and set(ranked[3:]) >= {"preferences"}, ranked
+
+
 def test_a_short_question_about_oneself_ranks_the_fact_it_asks_for_first(auth_client, library):
     told = _chat(auth_client, "I'm Priya, I live in Lisbon and I'm allergic to peanuts.")
 

@@ -122,7 +122,10 @@ def test_a_question_embedded_beside_other_work_by_a_failing_model_leaves_the_wor
         ("Which medicines should I avoid?", {"A medicine to avoid taking."}),
         ("What did I eat yesterday?", set()),
         ("Which foods are high in protein?", set()),
-        ("Where do I live?", set()),
+        ("Where do I live?", set()),  # its own words find "Lives in Lisbon."
+        ("Which city do I call home?", {"Where they live now: their home town and city."}),
+        ("Tell me about my family", {"Their family: partner, children, parents, brothers and sisters."}),
+        ("What is the capital of Mongolia?", set()),
     ],
 )
 def test_a_question_asks_for_what_a_kind_of_fact_means_only_when_it_says_so(question, meanings):

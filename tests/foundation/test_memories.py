@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from bench.memory_eval import evaluate
+from bench.memoryrecall import corpus as recall_corpus
 from bench.memoryset import corpus
-from foundation.ai import memories
+from foundation.ai import memories, memory_text
 
 
 def _found(*said: str) -> list[tuple[str, str, str]]:
@@ -246,9 +247,21 @@ def test_a_fact_of_health_or_diet_says_what_it_means_for_the_person():
     for key in ("diet", "halal", "no_pork", "keto_diet"):
         assert memories.implication("preferences", key) == "What they eat and avoid eating.", key
     assert memories.implication("profile", "metformin") == "A medicine they take, for their health."
-    # A fact whose words say it all, and another person's allergy, which is not the person's to avoid.
-    assert memories.implication("profile", "location") == ""
-    assert memories.implication("entities", "son_oliver_egg_allergy") == ""
+    # Another person's allergy is not the person's to avoid: it is their family's; a fact whose words say
+    # it all means nothing more.
+    assert memories.implication("entities", "son_oliver_egg_allergy") == memory_text.FAMILY
+    assert memories.implication("preferences", "jazz") == ""
+
+
+def test_a_fact_about_who_the_person_is_says_what_it_answers():
+    assert memories.implication("profile", "location") == "Where they live now: their home town and city."
+    assert memories.implication("profile", "origin") == "Where they come from and grew up: their hometown."
+    assert memories.implication("profile", "occupation") == "What they do for a living: their job and work."
+    for key in ("partner", "son_theo", "daughter", "mother", "mother_in_law", "sisters", "grandchildren"):
+        assert memories.implication("entities", key) == memory_text.FAMILY, key
+    # Colleagues, friends and pets are in the person's life, not their family.
+    for key in ("manager", "friend_sam", "dog_biscuit", "landlord"):
+        assert memories.implication("entities", key) == "", key
 
 
 @pytest.mark.parametrize(
@@ -257,3 +270,8 @@ def test_a_fact_of_health_or_diet_says_what_it_means_for_the_person():
 )
 def test_asking_to_remember_the_conversation_itself_notes_no_fact(said):
     assert _found(said) == []
+
+
+def test_the_labelled_questions_about_remembered_facts_are_consistent():
+    """``bench/memoryrecall``: every label names words its person said, only ``none`` questions have none."""
+    assert recall_corpus.check() == []
