@@ -64,6 +64,9 @@ CENTRAL_KEYS = ("name", "location", "occupation", "employer", "age", "origin", "
 PERSONAL_CATEGORIES = ("profile", "preferences")
 # The score such memories rank with at least, beside documents that hardly match a question with no subject.
 ABOUT_OWNER_SCORE = 0.6
+# A memory whose meaning the question asks for ranks at most this far below the question's similarity to
+# that meaning.
+MEANING_SCORE_SPREAD = 0.05
 # How much less each next memory describing the person ranks with: an order, not a judgement.
 ABOUT_OWNER_STEP = 0.001
 ABOUT_OWNER_BOOST = "the question asks what is known about you"
@@ -772,9 +775,11 @@ def _memory_candidate(memory, query: Query, about_owner: dict[int, float], suffi
     return candidate
 
 
-def _asked_for(found: dict[int, Candidate], implied: set[str]) -> set[int]:
+def _asked_for(found: dict[int, Candidate], implied: dict[str, float]) -> set[int]:
     """The ids of the memories whose meaning for the person (``implication``) the question asks for, each
-    marked with why it is kept."""
+    marked with why it is kept and ranked at least about as high as the question is close to that meaning
+    (within MEANING_SCORE_SPREAD, the closer to the question's own words the higher): "what do I do for a
+    living?" is about a job, whatever "Lives in Utrecht." shares with its words."""
     asked_for: set[int] = set()
     if not implied:
         return asked_for
@@ -783,6 +788,8 @@ def _asked_for(found: dict[int, Candidate], implied: set[str]) -> set[int]:
         if meaning in implied:
             asked_for.add(memory_id)
             candidate.boosts.append(IMPLIED_BOOST.format(meaning=meaning.rstrip(".").lower()))
+            floor = implied[meaning] - MEANING_SCORE_SPREAD * (1 - min(max(candidate.own, 0.0), 1.0))
+            candidate.score = max(candidate.score, floor)
     return asked_for
 
 
@@ -815,7 +822,11 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
     about_owner: dict[int, float] = {}
     if any(asks_about_owner(reading.text) for reading in readings):
         about_owner = _personal_first(memories, limit)
-    implied = set().union(*(implications_asked(r.vector, r.model) for r in readings if _FIRST_PERSON.search(r.text)))
+    implied: dict[str, float] = {}
+    for reading in readings:
+        if _FIRST_PERSON.search(reading.text):
+            for meaning, similarity in implications_asked(reading.vector, reading.model).items():
+                implied[meaning] = max(similarity, implied.get(meaning, similarity))
     if has_more_rows_than(memories, MEMORY_EXACT_SCAN_MAX_ROWS):
         ids = list(about_owner)
         for reading in readings:

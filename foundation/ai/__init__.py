@@ -9,19 +9,19 @@ as a ``ModelCall`` (tokens, cost, latency, errors), which the admin shows.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
+import numpy as np
 from django.conf import settings
 
 from foundation.accounting import record_call
 from foundation.ai.embeddings import EmbeddingError, active_embedding_model, embedding_backend
 from foundation.ai.engines import Overview, StreamedCall, StreamingEngine, TextEngine, Turn, spoken, text_engine
 from foundation.ai.memories import MemoryCandidate
-from foundation.ai.memory_text import IMPLICATIONS
+from foundation.ai.memory_text import ASKED_AS, IMPLICATIONS
 from foundation.ai.tokens import estimate_tokens
 
 logger = logging.getLogger(__name__)
@@ -188,36 +188,37 @@ def embed_query_later(text: str, *, purpose: str, owner_id: int | None) -> Query
 # questions about other things stay under it ("what did I eat yesterday?" 0.44, "which foods are high in
 # protein?" 0.40, "where do I live?" 0.04), all-MiniLM-L6-v2.
 IMPLICATION_ASKED_SIMILARITY = 0.5
-_implication_vectors: dict[str, list[tuple[str, list[float]]]] = {}
+# Per model: the meanings, in order, and the unit vectors of the texts that ask for each, one row each.
+_implication_vectors: dict[str, tuple[list[str], np.ndarray]] = {}
 _implication_lock = threading.Lock()
 
 
-def implications_asked(vector: Sequence[float] | None, model: str) -> set[str]:
+def implications_asked(vector: Sequence[float] | None, model: str) -> dict[str, float]:
     """The meanings of facts (``memory_text.IMPLICATIONS``) that a question embedded as ``vector`` asks
-    about: what a memory of health or diet means for the person, when the question asks that rather than
-    naming the fact. The meanings are embedded once per process and model; none when the question has
-    no vector of the model in use, or the model cannot embed them."""
+    about, each with its similarity to the question: what a memory means for the person (a food to avoid
+    eating, their job), when the question asks that rather than naming the fact; a meaning is also asked
+    for by what questions that need it say (``memory_text.ASKED_AS``). They are embedded once per process
+    and model; none when the question has no vector of the model in use, or the model cannot embed them."""
     if vector is None or model != active_embedding_model():
-        return set()
+        return {}
     with _implication_lock:
         if model not in _implication_vectors:
+            asked = [(meaning, text) for meaning in IMPLICATIONS for text in (meaning, *ASKED_AS.get(meaning, ()))]
             try:
-                vectors = embedding_backend().embed(list(IMPLICATIONS)).vectors
-                _implication_vectors[model] = [
-                    (meaning, _unit(other)) for meaning, other in zip(IMPLICATIONS, vectors, strict=True) if other
-                ]
+                vectors = embedding_backend().embed([text for _, text in asked]).vectors
             except Exception:  # a search is never failed by this; the facts are still found by their own words
                 logger.warning("embedding what facts mean failed", exc_info=True)
-                return set()
-    asked = _unit(vector)
-    return {
-        meaning
-        for meaning, other in _implication_vectors[model]
-        if sum(a * b for a, b in zip(asked, other, strict=True)) >= IMPLICATION_ASKED_SIMILARITY
-    }
+                return {}
+            kept = [(meaning, other) for (meaning, _), other in zip(asked, vectors, strict=True) if other]
+            _implication_vectors[model] = ([meaning for meaning, _ in kept], _units([other for _, other in kept]))
+    meanings, matrix = _implication_vectors[model]
+    similar: dict[str, float] = {}
+    for meaning, similarity in zip(meanings, (matrix @ _units([vector])[0]).tolist(), strict=True):
+        similar[meaning] = max(similarity, similar.get(meaning, similarity))
+    return {meaning: value for meaning, value in similar.items() if value >= IMPLICATION_ASKED_SIMILARITY}
 
 
-def _unit(vector: Sequence[float]) -> list[float]:
-    """``vector`` scaled to length 1 (a hosted model's vectors need not be)."""
-    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
-    return [x / norm for x in vector]
+def _units(vectors: Sequence[Sequence[float]]) -> np.ndarray:
+    """``vectors`` as rows scaled to length 1 (a hosted model's vectors need not be)."""
+    rows = np.asarray(vectors, dtype=np.float64)
+    return rows / np.clip(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12, None)

@@ -124,12 +124,15 @@ _CASUAL = (
     (re.compile(r"\bw/\s*", ANY_CASE), "with "),
 )
 _LOWER_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[a-z])")
+# An emoji ends what was said before it ("I'm Sofia 👋 can we do this in English?"); one that says a joke
+# stays, for the joke to be seen (``_JOKE``).
+_EMOJI = re.compile(r"\s*(?![\U0001F602\U0001F923\U0001F61C\U0001F643])[\u2600-\u27bf\U0001f300-\U0001faff]+")
 
 
 def prepare(text: str) -> str:
     for pattern, replacement in _CASUAL:
         text = pattern.sub(replacement, text)
-    return text
+    return _EMOJI.sub(".", text)
 
 
 def _sentences(text: str) -> list[str]:
@@ -152,6 +155,11 @@ _FIRST_PERSON = re.compile(
 )
 _ABOUT_ME = re.compile(r"\b(?:about\s+me|intro|quick\s+profile|me\s+in\s+brief|my\s+details)\s*$", ANY_CASE)
 _THEM = re.compile(r"\bI\s+(?:\w+\s+)?(?:love|like|adore|have|own|keep)\s+(?P<obj>[a-z]+s)\b", ANY_CASE)
+_CANNOT_HAVE = re.compile(
+    r"\bI\s+(?:can't|cannot|can\s+not|mustn't|must\s+not|shouldn't)\s+(?:take|eat|have|use|touch|drink)\s+(?:any\s+)?"
+    r"(?P<obj>[a-z]+)\b",
+    ANY_CASE,
+)
 
 
 def _pieces(text: str) -> list[tuple[int, str]]:
@@ -168,7 +176,8 @@ def _clauses(text: str) -> list[tuple[int, facts.Clause]]:
     clauses: list[tuple[int, facts.Clause]] = []
     previous = ""
     for at, piece in _pieces(text):
-        antecedent = match.group("obj") if (match := _THEM.search(previous)) else ""
+        match = _THEM.search(previous) or _CANNOT_HAVE.search(previous) or _CANNOT_HAVE.search(piece)
+        antecedent = match.group("obj") if match else ""
         if _ABOUT_ME.search(previous):
             clauses += [(at, facts.Clause(item.strip(" ."), listed=True)) for item in piece.split(",") if item.strip()]
         else:
@@ -240,7 +249,8 @@ def _without_jokes(text: str) -> str:
 _REQUEST = re.compile(
     r"^\W*(?:(?:hi|hey|oh|also|and|btw|ok|okay|so|one\s+more\s+thing|just|quick\s+one)\W+)*"
     r"(?:please\s+|pls\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
-    r"(?P<trigger>remember|don't\s+forget|do\s+not\s+forget|note\s+to\s+self|make\s+a\s+note|take\s+(?:a\s+)?note|"
+    r"(?P<trigger>remember|don't\s+forget|do\s+not\s+forget|note\s+to\s+self|reminder\s+(?:for|to)\s+(?:myself|me|self)|"
+    r"make\s+a\s+note|take\s+(?:a\s+)?note|"
     r"note\s+down|note|keep\s+in\s+mind|bear\s+in\s+mind|for\s+future\s+reference|for\s+the\s+record|fyi|"
     r"for\s+your\s+information|just\s+so\s+you\s+know|remind\s+me|save\s+this|store\s+this)\b"
     r"(?:\s+(?:of|this|that|too|please|for\s+me|for\s+later|down))*\s*[:,\-\u2013]?\s*(?:that\s+)?",
@@ -261,7 +271,7 @@ def _note(text: str, trigger: str) -> facts.Fact | None:
     text = text.strip(" ,:-\u2013")
     if _NOTHING_TO_NOTE.match(text) or len(text.split()) < 2:
         return None
-    if trigger.lower().startswith("remind"):
+    if re.match(r"remind\s+me\b", trigger, ANY_CASE):
         return facts.Fact("events", facts._plan_key(text), about_user(f"wants to be reminded {text}"))
     subject = re.match(
         r"^(?:my|our|the|a|an)\s+(?P<s>[\w' -]{2,40}?)\s*(?:\bis\b|\bare\b|\bwas\b|:|\bexpires\b|\brenews\b|"

@@ -27,7 +27,9 @@ class Clause:
     text: str
     first_person: bool = False  # it starts with ANY_CASE, we, my or our
     listed: bool = False  # an item of an "about me: 29, tester, vegetarian" list
-    antecedent: str = ""  # what a "them" or "it" in it refers to ("I love dogs but I'm allergic to them")
+    # What a "them" or "it" in it refers to ("I love dogs but I'm allergic to them"), or what a bare "I'm
+    # allergic" is to ("I can't take ibuprofen, I'm allergic").
+    antecedent: str = ""
 
 
 @dataclass(frozen=True)
@@ -194,6 +196,9 @@ _SEVERITY_WORDS = (
 _ALLERGIC_TO = re.compile(
     rf"{BE_OR_NOTHING}{ADVERBS}(?P<sev>{_SEVERITY_WORDS}\s+)?allergic\s+to\s+(?P<rest>[^.!?;]+)", ANY_CASE
 )
+# "I'm allergic", its allergen named just before ("I can't take ibuprofen, I'm allergic"; see
+# ``Clause.antecedent``).
+_ALLERGIC = re.compile(rf"{BE_OR_NOTHING}{ADVERBS}(?P<sev>{_SEVERITY_WORDS}\s+)?allergic\b(?!\s+to\b)", ANY_CASE)
 _ALLERGEN_ITEM = re.compile(
     r"^\s*(?:(?:,|and|or|&|plus|as\s+well\s+as)\s*)*(?:also\s+|especially\s+)?(?:to\s+)?(?:all\s+|most\s+|some\s+)?"
     rf"(?P<what>(?:{words.ALLERGENS}|{words.MEDICINE_ENDINGS}|them|it|those))\b",
@@ -232,6 +237,12 @@ _CONDITION = re.compile(
     ANY_CASE,
 )
 _FOR_MY_CONDITION = re.compile(rf"\bfor\s+my\s+(?P<what>{words.CONDITIONS})\b", ANY_CASE)
+# "renew my asthma inhaler", "my diabetes meds": a condition named by what treats it.
+_MY_CONDITION_CARE = re.compile(
+    rf"\bmy\s+(?P<what>{words.CONDITIONS})\s+(?:inhalers?|medication|medicine|meds|pills|tablets|treatment|"
+    r"specialist|nurse|clinic|check-?ups?)\b",
+    ANY_CASE,
+)
 _CONDITION_STATE = re.compile(
     rf"{BE_OR_NOTHING}{ADVERBS}(?:(?:partially|completely|totally|a\s+bit|severely|profoundly)\s+)?"
     rf"(?P<what>{words.CONDITION_STATES})\b(?P<tail>\s+in\s+(?:my|both)\s+\w+(?:\s+\w+)?)?{_END}",
@@ -264,7 +275,8 @@ _TAKES = re.compile(
 )
 _ON_MEDICINE = re.compile(
     rf"(?:\bI(?:'m|\s+am|'ve\s+been|\s+have\s+been|\s+was\s+put|\s+got\s+put|\s+started)\s+{ADVERBS}on\s+"
-    rf"|^(?:been\s+|currently\s+)?on\s+|\band\s+(?:also\s+)?on\s+){_DOSE}{_MEDICINE}",
+    rf"|^(?:been\s+|currently\s+)?on\s+|\band\s+(?:also\s+)?on\s+"
+    rf"|\b(?:put|started|switched)\s+me\s+on\s+){_DOSE}{_MEDICINE}",  # "my doctor just put me on amlodipine"
     ANY_CASE,
 )
 _USES = re.compile(
@@ -331,6 +343,9 @@ def _allergies(clause: Clause) -> Iterator[Fact]:
         for what in listed:
             for each in re.split(r"\s+and\s+", what.lower()):
                 yield _allergy(each, severity)
+    if clause.antecedent and (match := _ALLERGIC.search(text)) and _allowed_subject(clause, match):
+        for what in _allergens(clause.antecedent, ""):
+            yield _allergy(what, _severity(match.group("sev") or "") or ("severely " if epipen else ""))
     for match in _MY_ALLERGY.finditer(text):
         severity = _severity(match.group("sev")) or ("severely " if match.group("sev").lower() == "worse" else "")
         yield _allergy(match.group("what").lower(), severity)
@@ -357,7 +372,7 @@ def _conditions(clause: Clause) -> Iterator[Fact]:
     for match in _CONDITION.finditer(text):
         what = re.sub(r"^(?:a|an)\s+", "", match.group("what"), flags=ANY_CASE)
         yield Fact("profile", slug(what), _acronyms(about_user(match.group(0))))
-    for match in _FOR_MY_CONDITION.finditer(text):
+    for match in (*_FOR_MY_CONDITION.finditer(text), *_MY_CONDITION_CARE.finditer(text)):
         what = re.sub(r"^(?:a|an)\s+", "", match.group("what"), flags=ANY_CASE)
         yield Fact("profile", slug(what), _acronyms(sentence(f"has {match.group('what')}")))
     for match in _CONDITION_STATE.finditer(text):
@@ -416,7 +431,8 @@ _DIET = re.compile(
 )
 _BECAME = re.compile(
     rf"(?:\bI\s+{ADVERBS}|^|,\s*|\band\s+)(?:went|have\s+gone|'ve\s+gone|turned|became|have\s+become|'ve\s+become|"
-    rf"switched\s+to\s+being|switched\s+to|converted\s+to)\s+(?P<diet>{words.DIETS})\b"
+    rf"switched\s+to\s+being|switched\s+to|converted\s+to)\s+(?:(?:fully|completely|totally|full|100%)\s+)?"
+    rf"(?P<diet>{words.DIETS})\b"
     r"(?P<tail>\s+(?:in|last|this|since|about|a)\s+[\w ]{1,20}?)?(?=\s*(?:$|[,.!;]|\s+and\b|\s+but\b))",
     ANY_CASE,
 )
@@ -544,7 +560,7 @@ _CONTACT_NAMED = re.compile(
 _VERBLIKE = re.compile(
     r"^(?:is|'s|are|was|were|has|had|have|just|recently|also|still|now|always|works|worked|lives|lived|loves|likes|"
     r"hates|goes|went|plays|studies|started|starts|turned|turns|visits|runs|teaches|passed|died|moved|got|gets|"
-    r"does|did|will|start|live|work|love|owns|manages|retired|graduated|who)\b",
+    r"does|did|will|start|live|work|love|owns|manages|retired|graduated|wants|needs|who)\b",
     ANY_CASE,
 )
 _CONTRACTED = re.compile(
@@ -572,7 +588,7 @@ def _relation(rel: str) -> tuple[str, str]:
     """(key, word): "mum" is kept as "mother", "puppy" under "dog"; a partner keeps the user's word."""
     low = rel.lower()
     key = words.RELATION_KEYS.get(low, slug(low))
-    word = key if key in ("mother", "father") else low
+    word = key if key in ("mother", "father") or low == "boy" else low  # "my older boy Kojo" is a son
     return key, word
 
 
@@ -739,7 +755,7 @@ class _HaveLike:
 # --- work ------------------------------------------------------------------------------------------------
 _JOB = rf"(?P<job>(?:[\w&-]+\s+){{0,3}}?(?:{words.PROFESSIONS}))"
 _OCCUPATION = re.compile(
-    rf"(?:{I_AM}|\bI\s+{ADVERBS}work\s+as\s+|\bas\s+|^|,\s*|\band\s+|\bboth\s+){ADVERBS}(?:a|an)\s+{_JOB}s?\b"
+    rf"(?:{I_AM}|\bI\s+{ADVERBS}work\s+as\s+|\bas\s+|^|,\s*|\band\s+|\bboth\s+){ADVERBS}(?:a|an|(?<=m\s)the)\s+{_JOB}s?\b"
     r"(?P<tail>\s+(?:by\s+(?:training|trade|profession)|in\s+(?-i:[a-z])[\w ]{2,30}?(?=\s*(?:$|[,.!;]))))?"
     r"(?=\s*(?:$|[,.!;:)]|\s+(?:at|in|for|and|but|so|by|with|who|since|from|doing|on|working|here|myself|based|"
     r"living)\b))",
@@ -804,7 +820,7 @@ _EMPLOYERS = tuple(
         rf"(?:\bI\s+|^){ADVERBS}(?:started|joined|got)\s+(?:(?:a\s+new|a|my\s+new)\s+(?:job|role|position)\s+)?"
         rf"(?:at|with)\s+{ORG}",
         rf"\bI\s+{ADVERBS}joined\s+{ORG}",
-        rf"{I_AM}(?:a|an)\s+[\w -]{{3,40}}?\s+(?:at|for|with)\s+{ORG}",
+        rf"{I_AM}(?:a|an|the)\s+[\w -]{{3,40}}?\s+(?:at|for|with)\s+{ORG}",
         rf"\bpromoted\s+to\s+[\w -]{{3,40}}?\s+at\s+{ORG}",
     )
 )
@@ -814,6 +830,11 @@ _SCHEDULE = re.compile(
     r"late\s+shifts|shifts|\d+[\w -]*?shifts|(?:one|two|three|four|five|six|\d)\s+days\s+a\s+week|"
     r"\d+\s+hours?\s+a\s+week)"
     r"[^,.;!?]{0,40}?)(?=\s*(?:$|[,.!;?]|\s+(?:and|but|so)\b))",
+    ANY_CASE,
+)
+_OFFICE_DAYS = re.compile(
+    rf"\bI\s+{ADVERBS}(?:go|come)\s+(?:in)?to\s+(?:the\s+)?office\s+(?:only\s+)?(?:on\s+)?"
+    rf"(?:(?:{words.WEEKDAYS})s?(?:\s*(?:,|and|&)\s*)?)+",
     ANY_CASE,
 )
 _SHIFT_STARTS = re.compile(
@@ -860,8 +881,8 @@ def work(clause: Clause) -> Iterator[Fact]:
                 yield Fact("profile", "employer", _acronyms(f"Works at {org}."))
     for match in _SCHEDULE.finditer(text):
         yield Fact("profile", "work_schedule", about_user(match.group(0)))
-    for match in _SHIFT_STARTS.finditer(text):
-        yield Fact("profile", "work_schedule", about_user(match.group(0)))
+    for match in (*_SHIFT_STARTS.finditer(text), *_OFFICE_DAYS.finditer(text)):
+        yield Fact("profile", "work_schedule", about_user(match.group(0).rstrip(" ,&")))
 
 
 # --- places ----------------------------------------------------------------------------------------------
@@ -870,6 +891,12 @@ _LIVES = re.compile(
     r"finally|been)\s+)*(?P<verb>live|living|lived|based|located|settled|residing|reside)\s+(?P<prep>(?:just\s+)?"
     rf"(?:in|outside|near|outside\s+of|close\s+to))\s+{_PLACE}"
     r"(?P<since>\s+(?:since\s+\d{4}|for\s+(?:\w+\s+)?years))?",
+    ANY_CASE,
+)
+# "I've been in Madrid 6 years now": a stay counted in years is where they live.
+_BEEN_YEARS = re.compile(
+    rf"\bI(?:'ve|\s+have)\s+{ADVERBS}been\s+(?P<prep>in)\s+{_PLACE}\s+(?:for\s+)?(?:\d+|a\s+few|several|many|two|three|"
+    r"four|five|six|seven|eight|nine|ten)\s+years\b",
     ANY_CASE,
 )
 _LIVING = re.compile(
@@ -887,6 +914,7 @@ _SPLIT_TIME = re.compile(
 )
 _MOVED = re.compile(
     r"\b(?:I|we)(?:'ve|\s+have)?\s*(?:(?:just|recently|finally|also|now|both)\s+)*(?:moved|relocated|emigrated)\s+"
+    r"(?:from\s+(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+)?"  # "we moved from Rotterdam to Utrecht"
     rf"(?:back\s+)?(?:here\s+)?to\s+{_PLACE}",
     ANY_CASE,
 )
@@ -916,6 +944,9 @@ def places(clause: Clause) -> Iterator[Fact]:
         if _a_place(place := match.group("place")):
             since = match.group("since") or ""
             yield Fact("profile", "location", sentence(f"lives {match.group('prep').lower()} {place}{since}"))
+    for match in _BEEN_YEARS.finditer(text):
+        if _a_place(place := match.group("place")):
+            yield Fact("profile", "location", f"Lives in {place}.")
     for match in _LIVING.finditer(text):
         if _allowed_subject(clause, match) and _a_place(place := match.group("place")):
             yield Fact("profile", "location", sentence(f"lives {match.group('prep').lower()} {place}"))

@@ -140,9 +140,9 @@ SOMETHING_TO_AVOID = "Something to avoid."
 DIET = "What they eat and avoid eating."
 MEDICATION = "A medicine they take, for their health."
 # Who the person is, said with the facts that say it for the same reason: "where did I grow up?" shares no
-# word with "Is from Kumasi.", nor "what do I do for a living?" with "Is a structural engineer.".
-NAME = "What they are called: their name."
-AGE = "How old they are: their age."
+# word with "Is from Kumasi.", nor "what do I do for a living?" with "Is a structural engineer.". Not their
+# name or age: "Is called Freya." and "Is 38 years old." share words with any question about them, and
+# such a meaning would answer "what are my cats called?" and "how old is my son?" with the person's own.
 HOME = "Where they live now: their home town and city."
 ORIGIN = "Where they come from and grew up: their hometown."
 JOB = "What they do for a living: their job and work."
@@ -151,8 +151,6 @@ WORK_TIMES = "When they work: their working days and hours."
 LANGUAGES_SPOKEN = "The languages they speak."
 FAMILY = "Their family: partner, children, parents, brothers and sisters."
 _WHO_THEY_ARE = {
-    "name": NAME,
-    "age": AGE,
     "location": HOME,
     "origin": ORIGIN,
     "nationality": ORIGIN,
@@ -171,8 +169,6 @@ IMPLICATIONS = (
     SOMETHING_TO_AVOID,
     DIET,
     MEDICATION,
-    NAME,
-    AGE,
     HOME,
     ORIGIN,
     JOB,
@@ -181,6 +177,11 @@ IMPLICATIONS = (
     LANGUAGES_SPOKEN,
     FAMILY,
 )
+# Questions that need a meaning without asking for it: a meal to plan or order for the person needs what they
+# cannot or will not eat ("plan a dinner menu for me tonight" and "A meal, a dish or a recipe to cook or
+# order for them." are 0.52 apart, where "A food to avoid eating." is 0.34).
+MEAL = "A meal, a dish or a recipe to cook or order for them."
+ASKED_AS = {FOOD_TO_AVOID: (MEAL,), DIET: (MEAL,)}
 # The category of the people around the person, whose facts are theirs.
 ENTITIES = "entities"
 # The first word of the keys of the person's relatives ("son_kwesi", "mother", "sister_in_law"); their

@@ -135,7 +135,7 @@ PARTNER_WORDS = (
     "wife|husband|partner|girlfriend|boyfriend|fiance|fiancé|fiancee|fiancée|spouse|other half|missus|hubby|better half"
 )
 CHILD_WORDS = (
-    "daughter|son|kid|child|baby|baby boy|baby girl|little boy|little girl|stepson|stepdaughter|step-son|"
+    "daughter|son|kid|child|baby|baby boy|baby girl|little boy|little girl|boy|stepson|stepdaughter|step-son|"
     "step-daughter|twins|twin boys|twin girls|kids|children|sons|daughters|boys|girls|toddler|teenager|newborn"
 )
 PARENT_WORDS = "mother|mom|mum|mam|mommy|mummy|ma|father|dad|daddy|papa|stepmother|stepmom|stepmum|stepfather|stepdad"
@@ -167,7 +167,7 @@ RELATION_KEYS = {
     **dict.fromkeys(each("stepmother|stepmom|stepmum"), "stepmother"),
     **dict.fromkeys(each("stepfather|stepdad"), "stepfather"),
     **dict.fromkeys(each("kid|kids|child|children|toddler|teenager|newborn|baby"), "children"),
-    **dict.fromkeys(each("baby boy|little boy|boys|sons"), "son"),
+    **dict.fromkeys(each("baby boy|little boy|boy|boys|sons"), "son"),
     **dict.fromkeys(each("baby girl|little girl|girls|daughters"), "daughter"),
     **dict.fromkeys(each("twins|twin boys|twin girls"), "twins"),
     **dict.fromkeys(each("grandma|granny|nan|nana"), "grandmother"),

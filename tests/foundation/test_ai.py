@@ -126,13 +126,18 @@ def test_a_question_embedded_beside_other_work_by_a_failing_model_leaves_the_wor
         ("Which city do I call home?", {"Where they live now: their home town and city."}),
         ("Tell me about my family", {"Their family: partner, children, parents, brothers and sisters."}),
         ("What is the capital of Mongolia?", set()),
+        # Planning a meal for the person needs what they cannot eat, though the question never says it.
+        ("Plan a dinner menu for me tonight", {"A food to avoid eating.", "What they eat and avoid eating."}),
+        ("Can you give me a recipe for banana bread?", set()),
     ],
 )
 def test_a_question_asks_for_what_a_kind_of_fact_means_only_when_it_says_so(question, meanings):
     vector, model = ai.embed_query(question, purpose="unit_test")
-    assert ai.implications_asked(vector, model) == meanings
-    assert ai.implications_asked(None, model) == set()
-    assert ai.implications_asked(vector, "another-model") == set(), "vectors of two models are never compared"
+    asked = ai.implications_asked(vector, model)
+    assert set(asked) == meanings
+    assert all(ai.IMPLICATION_ASKED_SIMILARITY <= similarity <= 1 for similarity in asked.values()), asked
+    assert ai.implications_asked(None, model) == {}
+    assert ai.implications_asked(vector, "another-model") == {}, "vectors of two models are never compared"
 
 
 def test_summaries_are_extractive_bounded_and_deterministic():

@@ -80,6 +80,40 @@ def test_each_kind_of_fact_is_kept_as_a_sentence_about_the_user(said, expected):
     assert _found(said) == [expected]
 
 
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        # Facts said in passing, the way people tell them in the middle of asking for something else.
+        (
+            "I'm the head chef at Little Fig.",
+            [("profile", "occupation", "Is a head chef."), ("profile", "employer", "Works at Little Fig.")],
+        ),
+        ("We moved from Leeds to Bristol in spring.", [("profile", "location", "Lives in Bristol.")]),
+        ("I've been in Oslo for 3 years now.", [("profile", "location", "Lives in Oslo.")]),
+        ("I can't take aspirin, I'm allergic.", [("profile", "aspirin_allergy", "Is allergic to aspirin.")]),
+        (
+            "I can't eat peanuts as I'm severely allergic",
+            [("profile", "peanut_allergy", "Is severely allergic to peanuts.")],
+        ),
+        ("The GP put me on metformin last month.", [("profile", "metformin", "Is on metformin.")]),
+        (
+            "I went completely vegetarian in January.",
+            [("preferences", "diet", "Went completely vegetarian in January.")],
+        ),
+        ("Hi, I'm Aiko \U0001f60a could you help me with a letter?", [("profile", "name", "Is called Aiko.")]),
+        ("My eldest boy Leo is 12.", [("entities", "son_leo", "Has an eldest son, Leo, aged 12.")]),
+        ("I need to renew my asthma inhaler.", [("profile", "asthma", "Has asthma.")]),
+        (
+            "I go to the office on Mondays and Wednesdays.",
+            [("profile", "work_schedule", "Goes to the office on Mondays and Wednesdays.")],
+        ),
+        ("Reminder for myself: dentist 14 May at 8:30", [("events", "dentist_at_8_30", "Dentist 14 May at 8:30.")]),
+    ],
+)
+def test_a_fact_said_in_passing_is_kept(said, expected):
+    assert _found(said) == expected
+
+
 def test_both_ways_of_telling_a_peanut_allergy_are_one_memory_and_the_latest_wins():
     assert _found("Hi! I'm allergic to peanuts.") == [("profile", "peanut_allergy", "Is allergic to peanuts.")]
     assert _found("Hi! I'm allergic to peanuts.", "Please remember: I have a severe peanut allergy.") == [
@@ -187,6 +221,9 @@ def test_a_family_members_own_fact_is_kept_as_theirs_and_a_colleagues_not_at_all
         "We use Postgres for everything.",
         "Remember this conversation",
         "Thanks, that's really helpful!",
+        "I've been in Rome for two days.",
+        "I can't take the stairs, I'm exhausted.",
+        "I'm the one who booked the table.",
     ],
 )
 def test_what_is_not_a_fact_about_the_user_is_not_kept(said):
