@@ -80,7 +80,8 @@ LAST_RANK = 5
 _FRAME = re.compile(
     r"\b(?<=how )(?:often|long|much|many|far|old|soon|big|large|heavy|fast|frequently|quickly|late|early)\b"
     r"|\b(?:fix|fixes|fixing|solve|resolve|repair|troubleshoot|explain|describe|remove|removing|get rid of)\b"
-    r"|\b(?:tell|show|give|remind) me(?: about| of)?\b|\bwhat do you know\b|\bdo you know\b",
+    r"|\b(?:tell|show|give|remind) me(?: about| of)?\b|\bwhat do you know\b|\bdo you know\b"
+    r"|\bfor an? living\b",  # what they do for a living: their work, not where they live
     re.IGNORECASE,
 )
 # Words of a question that name something: capitalised (not opening a sentence, not "I") or with digits.
@@ -199,9 +200,10 @@ def _memory_floor(hit: Hit, features: dict[str, float], question: Question) -> f
     """The least relevance of a long-term memory the search kept. It is a fact about the person asking,
     often worded nothing like the question ("what should I avoid eating?" and a peanut allergy): always
     worth saying, if only as what comes closest. It answers for sure when the question asks about the person
-    as a whole ("what do you know about me?"), or when it holds every word of the question ("where do I
-    live?" and "Lives in Lisbon."): one passage alone sets nothing apart, so the model would doubt it."""
-    if hit.about_owner or (question.weights and features["coverage"] >= 1.0):
+    as a whole ("what do you know about me?"), when the question asks for what it means for them ("any food
+    I should stay away from?" and a peanut allergy), or when it holds every word of the question ("where do
+    I live?" and "Lives in Lisbon."): one passage alone sets nothing apart, so the model would doubt it."""
+    if hit.about_owner or hit.asked_for or (question.weights and features["coverage"] >= 1.0):
         return settings.CHAT_MOOD_CONFIDENT_SCORE
     return settings.CHAT_RELEVANCE_FLOOR
 

@@ -45,6 +45,8 @@ class Hit:
     implies: str = ""
     # A memory returned because the question asks what is known about the person (retrievers.asks_about_owner).
     about_owner: bool = False
+    # A memory returned because the question asks for what it means for the person (a food to avoid eating).
+    asked_for: bool = False
 
     def brief(self) -> dict[str, Any]:
         return {"uri": self.uri, "score": self.score}
@@ -114,6 +116,7 @@ def memory_hit(candidate: retrievers.Candidate, query: retrievers.Query) -> Hit:
         similarity=candidate.dense,
         implies=implication(memory.category, memory.key),
         about_owner=retrievers.ABOUT_OWNER_BOOST in candidate.boosts,
+        asked_for=retrievers.asked_for_its_meaning(candidate),
     )
 
 

@@ -72,6 +72,7 @@ ABOUT_OWNER_STEP = 0.001
 ABOUT_OWNER_BOOST = "the question asks what is known about you"
 AS_ASKED_BOOST = "matches the question as you asked it"
 IMPLIED_BOOST = "the question asks for what it means for you: {meaning}"
+_IMPLIED_BOOST_START = IMPLIED_BOOST.split("{", 1)[0]
 AS_ASKED = "_as_asked"
 
 
@@ -791,6 +792,11 @@ def _asked_for(found: dict[int, Candidate], implied: dict[str, float]) -> set[in
             floor = implied[meaning] - MEANING_SCORE_SPREAD * (1 - min(max(candidate.own, 0.0), 1.0))
             candidate.score = max(candidate.score, floor)
     return asked_for
+
+
+def asked_for_its_meaning(candidate: Candidate) -> bool:
+    """Whether a memory was kept because the question asks for what it means for the person."""
+    return any(boost.startswith(_IMPLIED_BOOST_START) for boost in candidate.boosts)
 
 
 def _memories_kept(found: dict[int, Candidate], *, floor: float, always: set[int]) -> list[Candidate]:

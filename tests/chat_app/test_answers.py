@@ -102,9 +102,11 @@ def test_every_fact_of_the_kind_a_question_asks_for_answers_it(auth_client, libr
     # "Is allergic to shellfish." is further from the question than the peanut allergy (0.34 against 0.47),
     # under the similarity a memory needs; it is what the question asks for all the same.
     for question in ("What should I avoid eating?", "Any food I should stay away from?"):
-        answer = _chat(auth_client, question)["message"]
+        body = _chat(auth_client, question)
+        answer = body["message"]
         assert "Is allergic to peanuts." in answer and "Is allergic to shellfish." in answer, answer
         assert "Lisbon" not in answer
+        assert body["mood"] == "confident", "what the question asks for answers it, in whatever words"
     assert "allergic" not in _chat(auth_client, "What did I eat yesterday?")["message"]
 
 
@@ -127,6 +129,19 @@ def test_a_question_in_other_words_than_the_fact_still_finds_it(auth_client, lib
     assert "structural engineer" in work and "Utrecht" not in work, work
     assert "Ana" in family and "Theo" in family and "engineer" not in family, family
     assert living[0]["text"] == "Is a structural engineer.", living
+
+
+def test_a_job_is_not_answered_with_where_they_live(auth_client, library):
+    _chat(auth_client, "I live in Lisbon.")
+
+    # "For a living" is the question's frame: "living" is no word of "Lives in Lisbon.".
+    unknown = _chat(auth_client, "What do I do for a living?")
+    _chat(auth_client, "I'm a nurse.")
+    known = _chat(auth_client, "What do I do for a living?")
+
+    assert unknown["mood"] != "confident", unknown["message"]
+    assert known["mood"] == "confident" and "Is a nurse." in known["message"], known["message"]
+    assert "Lisbon" not in known["message"]
 
 
 def test_only_a_question_about_oneself_asks_for_what_a_fact_is(auth_client, library):
