@@ -522,7 +522,7 @@ _KIN_ADJECTIVES = (
 )
 _MY_KIN_NAMED = re.compile(
     rf"\b(?:my|our)\s+(?P<adj>{_KIN_ADJECTIVES})(?P<rel>{_FAMILY})"
-    rf"(?:'s\s+name\s+is|'s\s+name's|\s+is\s+called|\s+is\s+named|\s+called|\s+named|\s*,|\s*:)?\s+(?P<names>{NAMES})"
+    rf"(?:'s\s+name\s+is|'s\s+name's|\s+is\s+called|\s+is\s+named|\s+called|\s+named|\s+is|\s*,|\s*:)?\s+(?P<names>{NAMES})"
     r"(?P<after>.*)$",
     ANY_CASE,
 )
@@ -608,6 +608,11 @@ def _predicate(after: str) -> tuple[str, str]:
         age += f" {match.group('unit').strip()}" if match.group("unit") else ""
         after = after[match.end() :]
     after = re.sub(r"^\s*(?:,\s*|and\s+|who\s+)+", "", after.strip(), flags=ANY_CASE).rstrip(" .!?,")
+    # "My son is Theo and he is allergic to eggs": what follows is said of them.
+    after = re.sub(
+        r"^(?:he|she|they)\s+(?=(?:is|'s|are|has|have|was|gets|takes|loves|likes)\b)", "", after, flags=ANY_CASE
+    )
+    after = re.sub(r"^(?:he|she)'s\b", "is", after, flags=ANY_CASE)
     after = re.sub(r"\s+(?:too|as\s+well)$", "", after, flags=ANY_CASE)
     if after and not _VERBLIKE.match(after):
         after = f"is {after}"

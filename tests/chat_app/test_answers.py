@@ -115,11 +115,11 @@ def test_a_question_in_other_words_than_the_fact_still_finds_it(auth_client, lib
         auth_client, "I'm a structural engineer, I live in Utrecht, and my wife Ana and our son Theo moved with me."
     )
 
-    # "What kind of work do I do?" shares no word with "Is a structural engineer.", nor "my family" with
-    # "Their wife is Ana.": what each fact is (a job, their family) is what the question names.
-    work = _chat(auth_client, "What kind of work do I do?")["message"]
+    # "What do I do for a living?" shares no word with "Is a structural engineer." (and "live" with "Lives
+    # in Utrecht."), nor "my family" with "Their wife is Ana.": what each fact is (a job, their family) is
+    # what the question names.
+    work = _chat(auth_client, "What do I do for a living?")["message"]
     family = _chat(auth_client, "Tell me about my family")["message"]
-    # "For a living" shares "live" with "Lives in Utrecht." all the same: the job still ranks first.
     living = auth_client.post(
         "/api/retrieval/search",
         {"query": "What do I do for a living?", "session_id": told["session_id"], "limit": 3},

@@ -103,6 +103,14 @@ def test_each_kind_of_fact_is_kept_as_a_sentence_about_the_user(said, expected):
         ("Hi, I'm Aiko \U0001f60a could you help me with a letter?", [("profile", "name", "Is called Aiko.")]),
         ("My eldest boy Leo is 12.", [("entities", "son_leo", "Has an eldest son, Leo, aged 12.")]),
         ("I need to renew my asthma inhaler.", [("profile", "asthma", "Has asthma.")]),
+        ("My husband is Joris.", [("entities", "partner", "Their husband is Joris.")]),
+        (
+            "My son is Theo and he is allergic to eggs.",
+            [
+                ("entities", "son_theo", "Has a son, Theo."),
+                ("entities", "son_theo_egg_allergy", "Their son Theo is allergic to eggs."),
+            ],
+        ),
         (
             "I go to the office on Mondays and Wednesdays.",
             [("profile", "work_schedule", "Goes to the office on Mondays and Wednesdays.")],
@@ -222,6 +230,7 @@ def test_a_family_members_own_fact_is_kept_as_theirs_and_a_colleagues_not_at_all
         "Remember this conversation",
         "Thanks, that's really helpful!",
         "I've been in Rome for two days.",
+        "My wife is Italian.",
         "I can't take the stairs, I'm exhausted.",
         "I'm the one who booked the table.",
     ],
