@@ -813,8 +813,9 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
     trace lists the rest as cut. A question about the person as a whole (``asks_about_owner``) keeps
     what describes them best, their profile and preferences first, ranked at least ABOUT_OWNER_SCORE. A
     question that asks for what a kind of fact means for the person (``ai.implications_asked``: "what
-    should I avoid eating?") keeps every fact of that kind, each by its own score: a shellfish allergy as
-    well as a peanut allergy, however differently the model places the two words.
+    should I avoid eating?") keeps every fact of that kind, ranked about as high as the question is close to
+    that meaning (``_asked_for``): a shellfish allergy as well as a peanut allergy, however differently the
+    model places the two words; only a question in the first person asks that.
 
     ``as_asked`` is the question as the person put it, when ``query`` is a rewrite of it: each memory
     then scores by the better of the two readings. A rewrite adds the conversation's subject to a short

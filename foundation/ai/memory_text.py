@@ -187,8 +187,7 @@ ENTITIES = "entities"
 # The first word of the keys of the person's relatives ("son_kwesi", "mother", "sister_in_law"); their
 # colleagues, friends and pets are not their family.
 _RELATION_WORDS = each("|".join((PARTNER_WORDS, CHILD_WORDS, PARENT_WORDS, RELATIVE_WORDS)))
-_RELATIVES = frozenset(RELATION_KEYS.get(word, word) for word in _RELATION_WORDS)
-_RELATIVES = frozenset(relation for relation in _RELATIVES if relation.isalpha())
+_RELATIVES = frozenset(key for key in (RELATION_KEYS.get(word, word) for word in _RELATION_WORDS) if key.isalpha())
 
 
 def _subjects(*phrases: str) -> frozenset[str]:
@@ -209,8 +208,8 @@ def implication(category: str, key: str) -> str:
     """What the memory under ``key`` means for the person, in words questions about it use: a food
     allergy, an intolerance or coeliac disease is "A food to avoid eating.", a medicine allergy "A
     medicine to avoid taking.", a way of eating "What they eat and avoid eating.", a medicine taken "A
-    medicine they take, for their health."; who the person is (their name, home, origin, job, employer,
-    working days, languages) what each of those is; a relative's fact, that it is their family (a son's
+    medicine they take, for their health."; who the person is (their home, origin, job, employer, working
+    days, languages) what each of those is; a relative's fact, that it is their family (a son's
     allergy is not a food the person must avoid); "" for any other memory, whose own words say it."""
     if category == ENTITIES:
         return FAMILY if singular(key.split("_", 1)[0]) in _RELATIVES else ""
