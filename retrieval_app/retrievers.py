@@ -776,6 +776,17 @@ def _memory_candidate(memory, query: Query, about_owner: dict[int, float], suffi
     return candidate
 
 
+def _meanings_asked(readings: Sequence[Query]) -> dict[str, float]:
+    """What kinds of facts the question asks the meaning of, by the closer of its readings; only a reading
+    in the first person asks it."""
+    implied: dict[str, float] = {}
+    for reading in readings:
+        if _FIRST_PERSON.search(reading.text):
+            for meaning, similarity in implications_asked(reading.vector, reading.model).items():
+                implied[meaning] = max(similarity, implied.get(meaning, similarity))
+    return implied
+
+
 def _asked_for(found: dict[int, Candidate], implied: dict[str, float]) -> set[int]:
     """The ids of the memories whose meaning for the person (``implication``) the question asks for, each
     marked with why it is kept and ranked at least about as high as the question is close to that meaning
@@ -829,11 +840,7 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
     about_owner: dict[int, float] = {}
     if any(asks_about_owner(reading.text) for reading in readings):
         about_owner = _personal_first(memories, limit)
-    implied: dict[str, float] = {}
-    for reading in readings:
-        if _FIRST_PERSON.search(reading.text):
-            for meaning, similarity in implications_asked(reading.vector, reading.model).items():
-                implied[meaning] = max(similarity, implied.get(meaning, similarity))
+    implied = _meanings_asked(readings)
     if has_more_rows_than(memories, MEMORY_EXACT_SCAN_MAX_ROWS):
         ids = list(about_owner)
         for reading in readings:
