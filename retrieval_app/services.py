@@ -536,11 +536,15 @@ def _asked_in_session(
     run: Run, session: ChatSession, options: SearchOptions, *, keyword_first: Meanwhile | None = None
 ) -> _Asked:
     """Reads the session around the question and resolves the question against it. ``keyword_first``:
-    what to search from a rewritten query's stems while its vector is computed."""
+    what to search from the query's stems while its vector is computed."""
     # The question as asked ranks the session's archives; a standalone question is searched as is,
-    # so its one embedding serves both (its terms are looked up once it is known to be searched). The
-    # session's latest turns are read while the model works.
+    # so its one embedding serves both. While the model works, the documents' keyword side of a
+    # question without a follow-up's signals is found from its stems (it will be searched as asked),
+    # then the session's latest turns are read.
     embedding = _embedding_started(run, run.query)
+    standalone = keyword_first is not None and not rewriting.detect_signals(run.query)
+    lexemes = query_lexemes(run.query) if standalone else None
+    found_as_asked = keyword_first(lexemes) if standalone and lexemes else None
     started = time.perf_counter()
     session_context = session_search_context(
         session=session,
@@ -555,7 +559,8 @@ def _asked_in_session(
     decision = _rewrite(run, run.query, context, options)
     found = None
     if decision.query == run.query:
-        embedded = as_asked = replace(asked, lexemes=query_lexemes(asked.text))
+        embedded = as_asked = replace(asked, lexemes=query_lexemes(asked.text) if lexemes is None else lexemes)
+        found = found_as_asked
     else:
         embedded, asked_lexemes, found = _embedded_query(
             run, decision.query, terms_also_of=asked.text, meanwhile=keyword_first

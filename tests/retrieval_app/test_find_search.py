@@ -95,6 +95,24 @@ def test_a_rewritten_follow_up_searches_its_keywords_while_it_is_embedded(auth_c
     assert "four weeks" in body["results"][0]["content"]
 
 
+def test_a_standalone_question_in_a_session_searches_its_keywords_while_it_is_embedded(auth_client, user, library):
+    session = sessions.session_create(owner=user)
+    _say(session, ("user", "Tell me about the Aurora kettle."), ("assistant", "It is an electric kettle."))
+    body = auth_client.post(
+        "/api/retrieval/search",
+        {
+            "query": "What is the admin password of the travel router?",
+            "session_id": str(session.id),
+            "debug_search_trace": True,
+        },
+        format="json",
+    ).json()
+    assert body["query_plan"]["rewrite"]["rewritten"] is False
+    keyword = next(s for s in body["search_trace"]["stages"] if s["stage"] == "keyword")
+    assert keyword["while_embedding"] is True and "router" in keyword["terms"]
+    assert any("192.168.8.1" in r["content"] for r in body["results"])
+
+
 def test_another_users_documents_are_never_found(api_client, library):
     stranger = UserFactory()
     api_client.force_authenticate(stranger)
