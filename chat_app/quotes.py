@@ -28,6 +28,9 @@ _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # A short line without closing punctuation: a title ("Descaling", "Error codes"), never worth quoting
 # while a real sentence holds the question's words.
+# Of two sentences holding the question's words alike, the one saying more besides is the answer; past
+# this many other words, a longer one is not a better one.
+SAYS_BESIDES_COUNTED = 3
 _TITLE_LIKE = re.compile(r"^.{1,40}(?<![.!?:;,)\"'])$")
 # A question that asks for a procedure or a remedy, so the instructions after the best sentence answer it.
 _ASKS_HOW = re.compile(
@@ -118,13 +121,19 @@ def _rendered(source: str, start: int, end: int) -> str:
 
 def _best(sentences: Sequence[Sentence], wanted: set[str], focus: set[str]) -> int:
     """The index of the sentence holding most of the words the person wrote (``focus``), then of the
-    question searched for (``wanted``); titles only when nothing else holds any; the first of equals."""
+    question searched for (``wanted``); titles only when nothing else holds any; of equals, the one that
+    says most besides (up to a few words: "The Aurora kettle descaling guide." only repeats "how often
+    should the Aurora kettle be descaled?", where "Descale the Aurora kettle every four weeks" answers
+    it; a sentence announcing steps says what they say), then the first."""
 
-    def rank(index: int) -> tuple[int, int, int, int]:
+    def rank(index: int) -> tuple[int, int, int, int, int]:
         sentence = sentences[index]
         terms = set(extractive.terms_of(sentence.text))
         held = len(wanted & terms)
-        return (-int(held > 0 and not _title_like(sentence)), -len(focus & terms), -held, index)
+        # A sentence announcing the steps after it ("To descale:") says what they say.
+        besides = SAYS_BESIDES_COUNTED if _introduces(sentences, index) else len(terms - wanted - focus)
+        besides = min(besides, SAYS_BESIDES_COUNTED)
+        return (-int(held > 0 and not _title_like(sentence)), -len(focus & terms), -held, -besides, index)
 
     return min(range(len(sentences)), key=rank)
 

@@ -381,6 +381,16 @@ def test_a_quote_that_ends_by_announcing_steps_carries_them():
     assert quote.text.splitlines() == ["Limescale builds up in hard water. To descale:", *STEPS]
 
 
+def test_of_two_sentences_with_the_question_s_words_the_one_that_answers_is_quoted():
+    # A first line naming the document holds the question's words as well as the answer does.
+    source = (
+        "The Aurora kettle descaling guide.\n\n"
+        "Descale the Aurora kettle every four weeks with citric acid. Fill it to the MAX line and boil."
+    )
+    quote = best_quote("How often should the Aurora kettle be descaled?", source)
+    assert quote.text == "Descale the Aurora kettle every four weeks with citric acid."
+
+
 def test_the_settings_page_shows_the_engine_and_how_to_configure_a_model(client, user):
     client.force_login(user)
     page = client.get("/settings/").content.decode()
