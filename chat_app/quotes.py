@@ -26,11 +26,11 @@ CUT_MARK = " ..."
 
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-# A short line without closing punctuation: a title ("Descaling", "Error codes"), never worth quoting
-# while a real sentence holds the question's words.
 # Of two sentences holding the question's words alike, the one saying more besides is the answer; past
 # this many other words, a longer one is not a better one.
 SAYS_BESIDES_COUNTED = 3
+# A short line without closing punctuation: a title ("Descaling", "Error codes"), never worth quoting
+# while a real sentence holds the question's words.
 _TITLE_LIKE = re.compile(r"^.{1,40}(?<![.!?:;,)\"'])$")
 # A question that asks for a procedure or a remedy, so the instructions after the best sentence answer it.
 _ASKS_HOW = re.compile(
@@ -130,7 +130,6 @@ def _best(sentences: Sequence[Sentence], wanted: set[str], focus: set[str]) -> i
         sentence = sentences[index]
         terms = set(extractive.terms_of(sentence.text))
         held = len(wanted & terms)
-        # A sentence announcing the steps after it ("To descale:") says what they say.
         besides = SAYS_BESIDES_COUNTED if _introduces(sentences, index) else len(terms - wanted - focus)
         besides = min(besides, SAYS_BESIDES_COUNTED)
         return (-int(held > 0 and not _title_like(sentence)), -len(focus & terms), -held, -besides, index)

@@ -542,9 +542,9 @@ def _asked_in_session(
     # question without a follow-up's signals is found from its stems (it will be searched as asked),
     # then the session's latest turns are read.
     embedding = _embedding_started(run, run.query)
-    standalone = keyword_first is not None and not rewriting.detect_signals(run.query)
-    lexemes = query_lexemes(run.query) if standalone else None
-    found_as_asked = keyword_first(lexemes) if standalone and lexemes else None
+    searched_as_asked = keyword_first is not None and not rewriting.detect_signals(run.query)
+    lexemes = query_lexemes(run.query) if searched_as_asked else None
+    found_as_asked = keyword_first(lexemes) if searched_as_asked and lexemes else None
     started = time.perf_counter()
     session_context = session_search_context(
         session=session,
