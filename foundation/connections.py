@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate, pre_migrate
+from psycopg.pq import TransactionStatus
 
 from foundation.exceptions import RequestStoppedError
 
@@ -92,22 +93,38 @@ def _on_connection_created(sender, connection, **kwargs) -> None:
         return
     if guard_query not in connection.execute_wrappers:
         connection.execute_wrappers.append(guard_query)
+    here = threading.current_thread()
     with _held_lock:
-        _held[id(connection.connection)] = _Checkout(connection, connection.connection, threading.current_thread())
+        earlier = _held.get(id(connection.connection))
+        _held[id(connection.connection)] = _Checkout(connection, connection.connection, here)
+    if earlier is not None and earlier.thread is not here and earlier.thread.is_alive() and not earlier.returned():
+        # Two threads on one connection interleave their statements and transactions: said loudly, with
+        # both names, since the harm (a closed connection, a 500) shows up later and elsewhere.
+        logger.error(
+            "the pool handed thread %s a database connection that thread %s still holds", here.name, earlier.thread.name
+        )
     reclaim_orphans()
 
 
 def reclaim_orphans() -> int:
     """Hands back to the pool every connection whose thread ended without returning it; returns how many."""
     global _reclaimed_total
-    orphans = []
+    orphans, busy = [], []
     with _held_lock:
         for key, checkout in list(_held.items()):
             if checkout.returned():
                 del _held[key]
             elif not checkout.thread.is_alive():
                 del _held[key]
-                orphans.append(checkout)
+                # A statement running on it means a live thread uses it, whatever this record says: handing
+                # it back would let the pool close it under that thread, or give it to a third.
+                running = checkout.conn.info.transaction_status == TransactionStatus.ACTIVE
+                (busy if running else orphans).append(checkout)
+    for checkout in busy:
+        logger.error(
+            "left a database connection alone: thread %s ended holding it, but a statement is running on it",
+            checkout.thread.name,
+        )
     for checkout in orphans:
         # The thread is gone, so nothing else can touch its wrapper or this connection any more.
         checkout.wrapper.connection = None

@@ -18,6 +18,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, connections, transaction
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
+from psycopg.pq import TransactionStatus
 from rest_framework.test import APIClient
 
 from config.handler import ConnectionSafeASGIHandler
@@ -265,6 +266,68 @@ def test_a_connection_whose_thread_died_holding_it_is_reclaimed():
     assert _in_use() == before + 1
     assert pool_tracking.reclaim_orphans() == 1
     assert _in_use() == before
+
+
+def _finished_thread() -> threading.Thread:
+    thread = threading.Thread(target=lambda: None)
+    thread.start()
+    thread.join()
+    return thread
+
+
+def _holding_thread(statement: str, *, until: threading.Event | None = None):
+    """A thread that runs ``statement`` on its own connection (then waits for ``until``); returns the
+    thread, what it holds once it has started (wrapper, psycopg connection), and what it read."""
+    held: list = []
+    read: list = []
+    started = threading.Event()
+
+    def run():
+        wrapper = connections["default"]
+        with wrapper.cursor() as cursor:
+            held.extend([wrapper, wrapper.connection])
+            started.set()
+            cursor.execute(statement)
+            read.append(cursor.fetchone())
+        if until is not None:
+            until.wait(timeout=10)
+        connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert started.wait(timeout=10)
+    return thread, held, read
+
+
+def test_a_connection_a_statement_is_running_on_is_never_handed_back_as_an_orphan(caplog):
+    """Should the record of who holds a connection ever name a thread that has ended while another uses
+    it, the reclaimer must not pull it from under that user (the pool would close it mid-statement)."""
+    _settled_pool()
+    before = _in_use()
+    thread, (wrapper, conn), read = _holding_thread("SELECT 1 FROM pg_sleep(0.5)")
+    _wait(lambda: conn.info.transaction_status == TransactionStatus.ACTIVE)
+    pool_tracking._held[id(conn)] = pool_tracking._Checkout(wrapper, conn, _finished_thread())
+
+    assert pool_tracking.reclaim_orphans() == 0
+    thread.join(timeout=10)
+    assert read == [(1,)], "the statement ran to its end on its connection"
+    assert _in_use() == before, "and its thread handed the connection back itself"
+    assert "a statement is running on it" in caplog.text
+
+
+def test_a_connection_handed_out_while_another_thread_holds_it_is_reported(caplog):
+    _settled_pool()
+    done = threading.Event()
+    thread, (_, conn), _ = _holding_thread("SELECT 1", until=done)
+    second = connections.create_connection("default")
+    second.connection = conn  # what a pool handing the same connection out twice would do
+    try:
+        pool_tracking._on_connection_created(sender=type(second), connection=second)
+        assert f"a database connection that thread {thread.name} still holds" in caplog.text
+    finally:
+        second.connection = None  # not closed: the connection is the other thread's to hand back
+        done.set()
+        thread.join(timeout=10)
 
 
 def test_health_says_when_this_process_cannot_get_a_connection_though_the_database_answers(settings):
