@@ -26,6 +26,7 @@ CUT_MARK = " ..."
 
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_VOWEL = re.compile(r"[aeiouy]")
 # Of two sentences holding the question's words alike, the one saying more besides is the answer; past
 # this many other words, a longer one is not a better one.
 SAYS_BESIDES_COUNTED = 3
@@ -119,6 +120,26 @@ def _rendered(source: str, start: int, end: int) -> str:
     return "\n".join(lines)
 
 
+def terms_of(text: str) -> set[str]:
+    """The words of ``text`` that a quote is matched on, one form per verb: "descaling", "descaled" and
+    "Descale" are one word here, so that "What is the descaling interval?" finds "Descale the kettle
+    every four weeks." (the extractive engine's terms only fold plurals)."""
+    return {_verb_folded(term) for term in extractive.terms_of(text)}
+
+
+def _verb_folded(term: str) -> str:
+    if term.endswith("eed"):  # "need", "speed": no ending to take off
+        return term
+    for ending in ("ing", "ed"):
+        stem = term.removesuffix(ending)
+        if stem != term and len(stem) >= 3 and _VOWEL.search(stem):
+            # "stopped", "setting": the consonant doubled before the ending.
+            if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+                stem = stem[:-1]
+            return stem.removesuffix("e")
+    return term.removesuffix("e") if len(term) > 3 else term
+
+
 def _best(sentences: Sequence[Sentence], wanted: set[str], focus: set[str]) -> int:
     """The index of the sentence holding most of the words the person wrote (``focus``), then of the
     question searched for (``wanted``); titles only when nothing else holds any; of equals, the one that
@@ -128,7 +149,7 @@ def _best(sentences: Sequence[Sentence], wanted: set[str], focus: set[str]) -> i
 
     def rank(index: int) -> tuple[int, int, int, int, int]:
         sentence = sentences[index]
-        terms = set(extractive.terms_of(sentence.text))
+        terms = terms_of(sentence.text)
         held = len(wanted & terms)
         besides = SAYS_BESIDES_COUNTED if _introduces(sentences, index) else len(terms - wanted - focus)
         besides = min(besides, SAYS_BESIDES_COUNTED)
@@ -206,7 +227,7 @@ def _followed(sentences: Sequence[Sentence], best: int, question: str, wanted: s
     following = best + 1
     if following < len(sentences) and not sentences[following].new_block:
         # The next sentence too, when it holds as many of the question's words (and so adds to it).
-        held = [len(wanted & set(extractive.terms_of(s.text))) for s in sentences[best : following + 1]]
+        held = [len(wanted & terms_of(s.text)) for s in sentences[best : following + 1]]
         if held[1] and held[1] >= held[0]:
             return following
     return best
@@ -219,8 +240,8 @@ def best_quote(question: str, source: str, *, written: str = "") -> Quote | None
     sentences = located_sentences(source)
     if not sentences:
         return None
-    wanted = set(extractive.terms_of(question))
-    best = _best(sentences, wanted, set(extractive.terms_of(written or question)))
+    wanted = terms_of(question)
+    best = _best(sentences, wanted, terms_of(written or question))
     last = _carried(sentences, best, question, wanted)
     start, end = sentences[best].start, sentences[last].end
     text = _rendered(source, start, end)

@@ -391,6 +391,16 @@ def test_of_two_sentences_with_the_question_s_words_the_one_that_answers_is_quot
     assert quote.text == "Descale the Aurora kettle every four weeks with citric acid."
 
 
+def test_a_question_finds_the_answer_whatever_form_of_its_verb_either_uses():
+    # The title holds "descaling" as the question writes it; the answer says "Descale".
+    source = (
+        "The Aurora kettle descaling guide.\n\n"
+        "Descale the Aurora kettle every four weeks with citric acid. Fill it to the MAX line and boil."
+    )
+    quote = best_quote("What is the descaling interval for the Aurora kettle?", source)
+    assert quote.text == "Descale the Aurora kettle every four weeks with citric acid."
+
+
 def test_the_settings_page_shows_the_engine_and_how_to_configure_a_model(client, user):
     client.force_login(user)
     page = client.get("/settings/").content.decode()
