@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db import Error as DjangoDatabaseError
 
 from chat_app import events, speech
 from chat_app.answer import answered_passages, pieces, retrieved_answer
@@ -38,6 +39,7 @@ from documents_app.models import Document
 from documents_app.selectors import document_get, document_get_many
 from foundation import ai
 from foundation.accounting import calls_for_session, calls_recorded_together
+from foundation.connections import connection_lost
 from foundation.exceptions import InvalidInputError
 from foundation.tracing import ms_since
 from retrieval_app.hits import Hit
@@ -274,36 +276,56 @@ _OUTCOMES = {
 def _record_answer(
     turn: _Turn, text: str, *, generated: bool, status: str, mood: Mood, error: str = "", timings: dict | None = None
 ) -> None:
-    """Stores the answer (unless there is none to keep) and the turn's trace, with how the turn ended."""
+    """Stores the answer (unless there is none to keep) and the turn's trace, with how the turn ended. The
+    answer has been given by now: a database connection lost meanwhile (a restart, a dropped network)
+    costs one more try on a fresh connection, not the answer."""
     outcome = _OUTCOMES[status]
     if outcome == SearchTrace.Outcome.OK and turn.retrieval_error:
         outcome = SearchTrace.Outcome.RETRIEVAL_FAILED  # answered, but without the context it should have had
-    with database_turn(first=True):
-        search_trace_finish(trace=turn.trace, outcome=outcome, error=error, timings=timings)
-        if not text and status != "complete":
-            return
-        sessions.message_bulk_create(
-            session=turn.session,
-            messages=[
-                sessions.NewMessage(
-                    role="assistant",
-                    content=text,
-                    metadata={
-                        # Marked so that commit never mistakes quoted passages for something the user said.
-                        "source": "generated" if generated else "retrieved",
-                        "status": status,
-                        "context_uris": [hit.uri for hit in turn.context],
-                        "citations": _citations(turn),
-                        "mood": mood.mood,
-                        "remembered": turn.remembered,
-                        "prompt_tokens": turn.prompt.tokens if turn.prompt else 0,
-                        "trace_id": str(turn.trace.id),
-                        **({"error": error[:ERROR_KEPT_CHARS]} if error else {}),
-                    },
-                )
-            ],
-            keep_folded=True,
+    answer = None
+    if text or status == "complete":
+        answer = sessions.NewMessage(
+            role="assistant", content=text, metadata=_answer_metadata(turn, generated, status, mood, error)
         )
+    for attempt in range(2):
+        try:
+            with database_turn(first=True):
+                _answer_store(turn, answer, outcome=outcome, error=error, timings=timings, again=attempt > 0)
+            return
+        except DjangoDatabaseError as exc:
+            if attempt or not connection_lost(exc):
+                raise
+            logger.warning("chat: the database connection went while recording an answer; trying again: %s", exc)
+
+
+def _answer_metadata(turn: _Turn, generated: bool, status: str, mood: Mood, error: str) -> dict[str, Any]:
+    return {
+        # Marked so that commit never mistakes quoted passages for something the user said.
+        "source": "generated" if generated else "retrieved",
+        "status": status,
+        "context_uris": [hit.uri for hit in turn.context],
+        "citations": _citations(turn),
+        "mood": mood.mood,
+        "remembered": turn.remembered,
+        "prompt_tokens": turn.prompt.tokens if turn.prompt else 0,
+        "trace_id": str(turn.trace.id),
+        **({"error": error[:ERROR_KEPT_CHARS]} if error else {}),
+    }
+
+
+def _answer_store(
+    turn: _Turn, answer: sessions.NewMessage | None, *, outcome: str, error: str, timings: dict | None, again: bool
+) -> None:
+    """The trace finished and the answer appended. ``again``: a first try lost its connection, perhaps
+    after its writes were committed, so what is already stored is not stored twice."""
+    if again:
+        turn.trace._state.adding = not SearchTrace.objects.filter(pk=turn.trace.pk).exists()
+    search_trace_finish(trace=turn.trace, outcome=outcome, error=error, timings=timings)
+    if answer is None:
+        return
+    if again and Message.objects.filter(session=turn.session, metadata__trace_id=str(turn.trace.id)).exists():
+        return
+    sessions.message_bulk_create(session=turn.session, messages=[answer], keep_folded=True)
 
 
 def _prepare(owner, request: ChatRequest, target: ChatTarget | None, *, generates: bool, started: float):

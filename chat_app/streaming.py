@@ -14,7 +14,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from django.conf import settings
-from django.db import connections
 
 from chat_app import events
 from chat_app.concurrency import Cancellation, preparations, turn_slots
@@ -32,6 +31,7 @@ from chat_app.services import (
 )
 from foundation import ai
 from foundation.accounting import calls_recorded_together
+from foundation.connections import hand_back
 from foundation.exceptions import DATABASE_DOWN_MESSAGE, DomainError, is_database_down
 
 logger = logging.getLogger(__name__)
@@ -105,7 +105,7 @@ async def _answered_in_a_thread(
         except Exception as exc:  # a bug or an outage must still end the stream with a readable error
             relay.put(_failure_event(exc, session_id=request.session_id))
         finally:
-            connections.close_all()
+            hand_back()
             slot.release()
             relay.put(None)
 
@@ -234,7 +234,7 @@ def _abandoned(opened: OpenedTurn, call: ai.StreamedCall | None, slot: _Slot | N
     except Exception:  # nobody is left to tell: the question itself was recorded before the answer
         logger.exception("chat: recording an abandoned answer failed")
     finally:
-        connections.close_all()
+        hand_back()
         if slot is not None:
             slot.release()
 
@@ -251,7 +251,7 @@ def _in_a_thread(function, /, **kwargs) -> Future:
         try:
             return function(**kwargs)
         finally:
-            connections.close_all()
+            hand_back()
 
     return _TURN_THREADS.submit(run)
 

@@ -19,8 +19,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, Error, connections
 from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate, pre_migrate
 from psycopg.pq import TransactionStatus
@@ -164,21 +165,45 @@ def cancel_statements(conns: list[Any]) -> None:
             logger.info("could not cancel an abandoned request's statement: %s", exc)
 
 
+def connection_lost(exc: BaseException) -> bool:
+    """Whether a database error means the connection itself went (the server restarted or ended it, the
+    network dropped it), so that the same work may succeed on another; a failed statement does not."""
+    cause = exc.__cause__ if isinstance(exc, Error) else exc
+    if not isinstance(cause, psycopg.Error):
+        return False
+    state = cause.sqlstate
+    # No SQLSTATE: the client found the connection closed or broken. 08: connection exceptions;
+    # 57P: the server shutting down or ending the session (57014, a cancelled statement, is not one).
+    return state is None or state.startswith(("08", "57P"))
+
+
 def release_database_connections() -> None:
     """Returns this thread's connections to the pool before a long wait (a model, the workers), so that
     waiting does not starve everyone else. (Not inside a transaction, which a caller may own.)"""
     for connection in connections.all(initialized_only=True):
         if not connection.in_atomic_block:
-            connection.close()
+            _closed(connection)
 
 
 def hand_back() -> None:
-    """Returns this thread's connections to the pool; runs on a request's thread as its last work."""
+    """Returns this thread's connections to the pool; runs as the last work of a request's thread, and of
+    every thread that used the database on a request's behalf."""
     for connection in connections.all(initialized_only=True):
         try:
-            connection.close()
+            _closed(connection)
         except Exception:
-            logger.exception("a request's database connection could not be handed back")
+            logger.exception("a database connection could not be handed back")
+
+
+def _closed(connection) -> None:
+    raw = connection.connection
+    if raw is not None and getattr(connection, "pool", None) is not None and getattr(raw, "_pool", None) is None:
+        # The pool has it already (handed back by someone else) or closed it: handing it back again would
+        # give one connection to two threads; the pool would also refuse it, hiding what went wrong before.
+        logger.error("a database connection this thread held was taken back by the pool meanwhile")
+        connection.connection = None
+        return
+    connection.close()
 
 
 def pool_status() -> dict[str, Any]:

@@ -15,7 +15,7 @@ from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, connection
 from django.db.models import QuerySet
 from psycopg_pool import PoolTimeout
 
-from foundation.connections import release_database_connections
+from foundation.connections import hand_back, release_database_connections
 
 __all__ = ["Beside", "filter_sql", "read_beside", "release_database_connections", "where_sql"]
 
@@ -99,7 +99,7 @@ def read_beside(function: Callable[..., T], /, **kwargs: Any) -> Beside[T]:
                 return _NO_CONNECTION, 0.0
             raise
         finally:
-            connections.close_all()  # back to the pool
+            hand_back()  # back to the pool
 
     return Beside(function, kwargs, _beside.submit(run))
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 
+import psycopg
 import pytest
 from asgiref.sync import async_to_sync
+from django.db import connection
 from django.test import AsyncClient
 from rest_framework.authtoken.models import Token
 
@@ -225,3 +227,44 @@ def test_asking_again_in_a_new_chat_quotes_the_documents_not_the_earlier_chat(au
     assert again["context"][0]["origin"] == "document"
     assert "viking://session/" not in again["message"], "every quote is from a document, none from a chat"
     assert again["message"] == first["message"], "asking again gives the same answer, not a worse one"
+
+
+def _ended_by_the_server(statement_start: str):
+    """An execute wrapper under which the server ends the session (as a restart or an operator would)
+    the first time a statement starting with ``statement_start`` is about to run on it."""
+    ended: list[int] = []
+    settings_dict = connection.settings_dict
+
+    def wrapper(execute, sql, params, many, context):
+        if not ended and sql.startswith(statement_start):
+            pid = context["connection"].connection.info.backend_pid
+            with psycopg.connect(
+                host=settings_dict["HOST"],
+                port=settings_dict["PORT"] or None,
+                user=settings_dict["USER"],
+                password=settings_dict["PASSWORD"] or None,
+                dbname=settings_dict["NAME"],
+                autocommit=True,
+            ) as other:
+                other.execute("SELECT pg_terminate_backend(%s, 5000)", [pid])
+            ended.append(pid)
+        return execute(sql, params, many, context)
+
+    return wrapper, ended
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_answer_whose_database_connection_goes_while_it_is_recorded_is_kept(auth_client, library):
+    wrapper, ended = _ended_by_the_server('INSERT INTO "retrieval_app_searchtrace"')
+    with connection.execute_wrapper(wrapper):
+        answer = _chat(auth_client, message="How often should I descale the Aurora kettle?")
+    assert ended, "the server ended the session while the answer was being recorded"
+    assert answer.status_code == 200, answer.json()
+    body = answer.json()
+    stored = Message.objects.filter(session_id=body["session_id"]).order_by("seq")
+    assert [(m.role, m.content) for m in stored] == [
+        ("user", "How often should I descale the Aurora kettle?"),
+        ("assistant", body["message"]),
+    ]
+    trace = SearchTrace.objects.get(session_id=body["session_id"])
+    assert trace.outcome == SearchTrace.Outcome.OK and "turn" in trace.timings

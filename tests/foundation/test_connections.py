@@ -13,9 +13,10 @@ import threading
 import time
 import uuid
 
+import psycopg
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection, connections, transaction
+from django.db import OperationalError, connection, connections, transaction
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
 from psycopg.pq import TransactionStatus
@@ -328,6 +329,37 @@ def test_a_connection_handed_out_while_another_thread_holds_it_is_reported(caplo
         second.connection = None  # not closed: the connection is the other thread's to hand back
         done.set()
         thread.join(timeout=10)
+
+
+def test_a_connection_the_pool_took_back_meanwhile_is_let_go_not_handed_back_twice(caplog):
+    _settled_pool()  # this test's own connection is out
+    before = _in_use()
+    taken = connection.connection
+    taken._pool.putconn(taken)  # what a second hand-back by someone else does
+
+    release_database_connections()  # no error: the thread lets it go
+    assert connection.connection is None
+    assert "taken back by the pool meanwhile" in caplog.text
+    assert _in_use() == before - 1, "the pool holds it, once"
+    assert get_user_model().objects.count() >= 0, "and the thread goes on with a connection of its own"
+
+
+@pytest.mark.parametrize(
+    ("error", "lost"),
+    [
+        (psycopg.OperationalError("the connection is closed"), True),
+        (psycopg.errors.AdminShutdown("terminating connection due to administrator command"), True),
+        (psycopg.errors.ConnectionFailure("connection failure"), True),
+        (psycopg.errors.QueryCanceled("canceling statement due to statement timeout"), False),
+        (psycopg.errors.UniqueViolation("duplicate key"), False),
+        (ValueError("not the database's"), False),
+    ],
+)
+def test_only_errors_that_end_the_connection_itself_count_as_a_lost_connection(error, lost):
+    assert pool_tracking.connection_lost(error) is lost
+    wrapped = OperationalError(str(error))
+    wrapped.__cause__ = error  # as Django raises what psycopg raised
+    assert pool_tracking.connection_lost(wrapped) is lost
 
 
 def test_health_says_when_this_process_cannot_get_a_connection_though_the_database_answers(settings):
