@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from foundation.ai import extractive
 
@@ -120,24 +121,62 @@ def _rendered(source: str, start: int, end: int) -> str:
     return "\n".join(lines)
 
 
-def terms_of(text: str) -> set[str]:
+def _terms_of(text: str) -> set[str]:
     """The words of ``text`` that a quote is matched on, one form per verb: "descaling", "descaled" and
     "Descale" are one word here, so that "What is the descaling interval?" finds "Descale the kettle
-    every four weeks." (the extractive engine's terms only fold plurals)."""
+    every four weeks." (the extractive engine's terms only fold plurals), while "plane" stays apart
+    from "plan" and "care" from "car"."""
     return {_verb_folded(term) for term in extractive.terms_of(text)}
 
 
+@lru_cache(maxsize=8192)
 def _verb_folded(term: str) -> str:
+    """``term`` without "-ed", "-ing" or a final "e", as Porter's stemmer takes them off (its steps 1b
+    and 5a): the stem must keep a vowel, a doubled consonant is undoubled ("stopped"), an "e" comes back
+    where the stem needs it ("hoping") and goes only from a stem long enough not to become another
+    word ("descale", not "plane")."""
     if term.endswith("eed"):  # "need", "speed": no ending to take off
         return term
     for ending in ("ing", "ed"):
         stem = term.removesuffix(ending)
-        if stem != term and len(stem) >= 3 and _VOWEL.search(stem):
-            # "stopped", "setting": the consonant doubled before the ending.
-            if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
-                stem = stem[:-1]
-            return stem.removesuffix("e")
-    return term.removesuffix("e") if len(term) > 3 else term
+        if stem != term and _VOWEL.search(stem):
+            term = _ending_restored(stem)
+            break
+    if term.endswith("e"):
+        stem = term[:-1]
+        measure = _measure(stem)
+        if measure > 1 or (measure == 1 and not _short_syllable_end(stem)):
+            return stem
+    return term
+
+
+def _ending_restored(stem: str) -> str:
+    if stem.endswith(("at", "bl", "iz")):  # "rated", "troubled", "organized"
+        return stem + "e"
+    if len(stem) > 1 and stem[-1] == stem[-2] and stem[-1] not in "aeiouylsz":  # "stopped", "setting"
+        return stem[:-1]
+    if _measure(stem) == 1 and _short_syllable_end(stem):  # "hoping", "caring"
+        return stem + "e"
+    return stem
+
+
+def _consonant_vowel(word: str) -> str:
+    """ "c" or "v" for each letter, "y" a vowel after a consonant."""
+    kinds = ""
+    for letter in word:
+        vowel = letter in "aeiou" or (letter == "y" and kinds[-1:] == "c")
+        kinds += "v" if vowel else "c"
+    return kinds
+
+
+def _measure(stem: str) -> int:
+    """How many vowel-consonant sequences ``stem`` holds (Porter's m)."""
+    return re.sub(r"(.)\1+", r"\1", _consonant_vowel(stem)).count("vc")
+
+
+def _short_syllable_end(stem: str) -> bool:
+    """Whether ``stem`` ends consonant-vowel-consonant, the last not w, x or y ("hop", "car")."""
+    return _consonant_vowel(stem).endswith("cvc") and stem[-1] not in "wxy"
 
 
 def _best(sentences: Sequence[Sentence], wanted: set[str], focus: set[str]) -> int:
@@ -149,7 +188,7 @@ def _best(sentences: Sequence[Sentence], wanted: set[str], focus: set[str]) -> i
 
     def rank(index: int) -> tuple[int, int, int, int, int]:
         sentence = sentences[index]
-        terms = terms_of(sentence.text)
+        terms = _terms_of(sentence.text)
         held = len(wanted & terms)
         besides = SAYS_BESIDES_COUNTED if _introduces(sentences, index) else len(terms - wanted - focus)
         besides = min(besides, SAYS_BESIDES_COUNTED)
@@ -227,7 +266,7 @@ def _followed(sentences: Sequence[Sentence], best: int, question: str, wanted: s
     following = best + 1
     if following < len(sentences) and not sentences[following].new_block:
         # The next sentence too, when it holds as many of the question's words (and so adds to it).
-        held = [len(wanted & terms_of(s.text)) for s in sentences[best : following + 1]]
+        held = [len(wanted & _terms_of(s.text)) for s in sentences[best : following + 1]]
         if held[1] and held[1] >= held[0]:
             return following
     return best
@@ -240,8 +279,8 @@ def best_quote(question: str, source: str, *, written: str = "") -> Quote | None
     sentences = located_sentences(source)
     if not sentences:
         return None
-    wanted = terms_of(question)
-    best = _best(sentences, wanted, terms_of(written or question))
+    wanted = _terms_of(question)
+    best = _best(sentences, wanted, _terms_of(written or question))
     last = _carried(sentences, best, question, wanted)
     start, end = sentences[best].start, sentences[last].end
     text = _rendered(source, start, end)

@@ -26,6 +26,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import Error as DjangoDatabaseError
+from django.db import IntegrityError, transaction
 
 from chat_app import events, speech
 from chat_app.answer import answered_passages, pieces, retrieved_answer
@@ -317,15 +318,26 @@ def _answer_store(
     turn: _Turn, answer: sessions.NewMessage | None, *, outcome: str, error: str, timings: dict | None, again: bool
 ) -> None:
     """The trace finished and the answer appended. ``again``: a first try lost its connection, perhaps
-    after its writes were committed, so what is already stored is not stored twice."""
-    if again:
-        turn.trace._state.adding = not SearchTrace.objects.filter(pk=turn.trace.pk).exists()
-    search_trace_finish(trace=turn.trace, outcome=outcome, error=error, timings=timings)
+    while or after committing its writes, so what is stored already is not stored twice."""
+    if not again:
+        search_trace_finish(trace=turn.trace, outcome=outcome, error=error, timings=timings)
+        if answer is not None:
+            sessions.message_bulk_create(session=turn.session, messages=[answer], keep_folded=True)
+        return
+    try:
+        with transaction.atomic():
+            search_trace_finish(trace=turn.trace, outcome=outcome, error=error, timings=timings)
+    except IntegrityError:  # the first try's trace was committed after all: it is written over
+        turn.trace._state.adding = False
+        search_trace_finish(trace=turn.trace, outcome=outcome, error=error, timings=timings)
     if answer is None:
         return
-    if again and Message.objects.filter(session=turn.session, metadata__trace_id=str(turn.trace.id)).exists():
-        return
-    sessions.message_bulk_create(session=turn.session, messages=[answer], keep_folded=True)
+    with transaction.atomic():
+        # The first try locked the session before writing its answer: once this lock is had, that try's
+        # transaction is over, committed or not, and whether the answer is there can be told.
+        ChatSession.objects.select_for_update().filter(pk=turn.session.pk).exists()
+        if not Message.objects.filter(session=turn.session, metadata__trace_id=str(turn.trace.id)).exists():
+            sessions.message_bulk_create(session=turn.session, messages=[answer], keep_folded=True)
 
 
 def _prepare(owner, request: ChatRequest, target: ChatTarget | None, *, generates: bool, started: float):

@@ -25,6 +25,7 @@ from django.db import DEFAULT_DB_ALIAS, Error, connections
 from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate, pre_migrate
 from psycopg.pq import TransactionStatus
+from psycopg_pool import PoolTimeout, TooManyRequests
 
 from foundation.exceptions import RequestStoppedError
 
@@ -95,16 +96,32 @@ def _on_connection_created(sender, connection, **kwargs) -> None:
     if guard_query not in connection.execute_wrappers:
         connection.execute_wrappers.append(guard_query)
     here = threading.current_thread()
+    checkout = _Checkout(connection, connection.connection, here)
     with _held_lock:
         earlier = _held.get(id(connection.connection))
-        _held[id(connection.connection)] = _Checkout(connection, connection.connection, here)
+        _held[id(connection.connection)] = checkout
     if earlier is not None and earlier.thread is not here and earlier.thread.is_alive() and not earlier.returned():
+        # Django hands a connection back before it lets go of it, so a thread waiting for one can get it
+        # a moment before its last holder has let go: only one still held a moment later is shared.
+        timer = threading.Timer(SHARED_CHECK_AFTER_S, _report_if_shared, args=(earlier, checkout))
+        timer.daemon = True
+        timer.start()
+    reclaim_orphans()
+
+
+# How long after a thread gets a connection its previous holder may still be letting go of it.
+SHARED_CHECK_AFTER_S = 1.0
+
+
+def _report_if_shared(earlier: _Checkout, later: _Checkout) -> None:
+    if earlier.thread.is_alive() and not earlier.returned() and not later.returned():
         # Two threads on one connection interleave their statements and transactions: said loudly, with
         # both names, since the harm (a closed connection, a 500) shows up later and elsewhere.
         logger.error(
-            "the pool handed thread %s a database connection that thread %s still holds", here.name, earlier.thread.name
+            "the pool handed thread %s a database connection that thread %s still holds",
+            later.thread.name,
+            earlier.thread.name,
         )
-    reclaim_orphans()
 
 
 def reclaim_orphans() -> int:
@@ -118,7 +135,8 @@ def reclaim_orphans() -> int:
             elif not checkout.thread.is_alive():
                 del _held[key]
                 # A statement running on it means a live thread uses it, whatever this record says: handing
-                # it back would let the pool close it under that thread, or give it to a third.
+                # it back would let the pool close it under that thread, or give it to a third. (Between
+                # two statements nothing tells such a connection from an orphan.)
                 running = checkout.conn.info.transaction_status == TransactionStatus.ACTIVE
                 (busy if running else orphans).append(checkout)
     for checkout in busy:
@@ -167,14 +185,17 @@ def cancel_statements(conns: list[Any]) -> None:
 
 def connection_lost(exc: BaseException) -> bool:
     """Whether a database error means the connection itself went (the server restarted or ended it, the
-    network dropped it), so that the same work may succeed on another; a failed statement does not."""
+    network dropped it), so that the same work may succeed on another; a failed statement, bad data or
+    a pool with nothing to give does not."""
     cause = exc.__cause__ if isinstance(exc, Error) else exc
-    if not isinstance(cause, psycopg.Error):
+    if not isinstance(cause, psycopg.Error) or isinstance(cause, PoolTimeout | TooManyRequests):
         return False
     state = cause.sqlstate
-    # No SQLSTATE: the client found the connection closed or broken. 08: connection exceptions;
-    # 57P: the server shutting down or ending the session (57014, a cancelled statement, is not one).
-    return state is None or state.startswith(("08", "57P"))
+    if state is None:  # found by the client: the connection closed or broken under it
+        return isinstance(cause, psycopg.OperationalError | psycopg.InterfaceError)
+    # 08: connection exceptions; 57P: the server shutting down or ending the session (57014, a
+    # cancelled statement, is not one).
+    return state.startswith(("08", "57P"))
 
 
 def release_database_connections() -> None:
@@ -182,7 +203,7 @@ def release_database_connections() -> None:
     waiting does not starve everyone else. (Not inside a transaction, which a caller may own.)"""
     for connection in connections.all(initialized_only=True):
         if not connection.in_atomic_block:
-            _closed(connection)
+            _give_back(connection)
 
 
 def hand_back() -> None:
@@ -190,19 +211,27 @@ def hand_back() -> None:
     every thread that used the database on a request's behalf."""
     for connection in connections.all(initialized_only=True):
         try:
-            _closed(connection)
+            _give_back(connection)
         except Exception:
             logger.exception("a database connection could not be handed back")
 
 
-def _closed(connection) -> None:
+def _give_back(connection) -> None:
+    """``connection.close()``, unless the pool has its connection already or another thread has taken it
+    since (handed back by someone else): handing it back again would give one connection to two
+    threads. The thread then only lets go of it, as closing would."""
     raw = connection.connection
-    if raw is not None and getattr(connection, "pool", None) is not None and getattr(raw, "_pool", None) is None:
-        # The pool has it already (handed back by someone else) or closed it: handing it back again would
-        # give one connection to two threads; the pool would also refuse it, hiding what went wrong before.
-        logger.error("a database connection this thread held was taken back by the pool meanwhile")
-        connection.connection = None
-        return
+    if raw is not None and getattr(connection, "pool", None) is not None:
+        with _held_lock:
+            record = _held.get(id(raw))
+        if getattr(raw, "_pool", None) is None or (record is not None and record.wrapper is not connection):
+            logger.error("a database connection this thread held was taken back by the pool meanwhile")
+            connection.run_on_commit = []
+            if connection.in_atomic_block:  # what is left of the transaction fails, as after close()
+                connection.closed_in_transaction = True
+                connection.needs_rollback = True
+            connection.connection = None
+            return
     connection.close()
 
 

@@ -401,6 +401,13 @@ def test_a_question_finds_the_answer_whatever_form_of_its_verb_either_uses():
     assert quote.text == "Descale the Aurora kettle every four weeks with citric acid."
 
 
+def test_a_word_that_only_looks_like_a_form_of_another_does_not_match_it():
+    # "plane" is not a form of "plan", nor "care" of "car": the sentence about the plan answers.
+    source = "The plane leaves at nine and the car waits outside. Our plan is to meet at the gate at eight."
+    quote = best_quote("What is the plan?", source)
+    assert quote.text == "Our plan is to meet at the gate at eight."
+
+
 def test_the_settings_page_shows_the_engine_and_how_to_configure_a_model(client, user):
     client.force_login(user)
     page = client.get("/settings/").content.decode()

@@ -9,13 +9,14 @@ import json
 import psycopg
 import pytest
 from asgiref.sync import async_to_sync
-from django.db import connection
+from django.db import OperationalError, connection
 from django.test import AsyncClient
 from rest_framework.authtoken.models import Token
 
 from chat_app import services as retrieval
 from foundation.models import ModelCall
 from retrieval_app.models import SearchTrace
+from sessions_app import services as sessions_services
 from sessions_app.models import ChatSession, Message
 from tests.factories import UserFactory, index_document
 from tests.samples import KETTLE
@@ -268,3 +269,45 @@ def test_an_answer_whose_database_connection_goes_while_it_is_recorded_is_kept(a
     ]
     trace = SearchTrace.objects.get(session_id=body["session_id"])
     assert trace.outcome == SearchTrace.Outcome.OK and "turn" in trace.timings
+
+
+def _lost_once_after(function, *, when=lambda **kwargs: True, then=lambda **kwargs: None):
+    """``function``, which the first time ``when`` holds does its work and then loses its connection
+    (as when the server's acknowledgement of a commit never arrives); ``then`` runs before the loss."""
+    lost: list[bool] = []
+
+    def wrapped(**kwargs):
+        result = function(**kwargs)
+        if not lost and when(**kwargs):
+            lost.append(True)
+            then(**kwargs)
+            raise OperationalError("server closed the connection") from psycopg.OperationalError("closed")
+        return result
+
+    return wrapped, lost
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_answer_stored_before_its_connection_went_is_not_stored_twice(auth_client, library, monkeypatch):
+    store, lost = _lost_once_after(
+        sessions_services.message_bulk_create, when=lambda **kwargs: kwargs["messages"][0].role == "assistant"
+    )
+    monkeypatch.setattr(sessions_services, "message_bulk_create", store)
+    answer = _chat(auth_client, message="How often should I descale the Aurora kettle?")
+    assert lost and answer.status_code == 200, answer.json()
+    roles = list(Message.objects.filter(session_id=answer.json()["session_id"]).values_list("role", flat=True))
+    assert roles == ["user", "assistant"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_trace_stored_before_its_connection_went_is_written_over_not_refused(auth_client, library, monkeypatch):
+    def as_if_unsaved(*, trace, **kwargs):
+        trace._state.adding = True  # the insert was committed, but its answer never came back
+
+    finish, lost = _lost_once_after(retrieval.search_trace_finish, then=as_if_unsaved)
+    monkeypatch.setattr(retrieval, "search_trace_finish", finish)
+    answer = _chat(auth_client, message="How often should I descale the Aurora kettle?")
+    assert lost and answer.status_code == 200, answer.json()
+    trace = SearchTrace.objects.get(session_id=answer.json()["session_id"])
+    assert trace.outcome == SearchTrace.Outcome.OK and "turn" in trace.timings
+    assert Message.objects.filter(session_id=answer.json()["session_id"], role="assistant").count() == 1

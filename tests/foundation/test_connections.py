@@ -20,6 +20,7 @@ from django.db import OperationalError, connection, connections, transaction
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
 from psycopg.pq import TransactionStatus
+from psycopg_pool import PoolTimeout
 from rest_framework.test import APIClient
 
 from config.handler import ConnectionSafeASGIHandler
@@ -300,23 +301,32 @@ def _holding_thread(statement: str, *, until: threading.Event | None = None):
     return thread, held, read
 
 
+ADVISORY_KEY = 40417  # the lock the statement below waits for
+
+
 def test_a_connection_a_statement_is_running_on_is_never_handed_back_as_an_orphan(caplog):
     """Should the record of who holds a connection ever name a thread that has ended while another uses
     it, the reclaimer must not pull it from under that user (the pool would close it mid-statement)."""
     _settled_pool()
+    with connection.cursor() as cursor:  # the thread's statement waits for this lock until the test lets go
+        cursor.execute("SELECT pg_advisory_lock(%s)", [ADVISORY_KEY])
     before = _in_use()
-    thread, (wrapper, conn), read = _holding_thread("SELECT 1 FROM pg_sleep(0.5)")
-    _wait(lambda: conn.info.transaction_status == TransactionStatus.ACTIVE)
-    pool_tracking._held[id(conn)] = pool_tracking._Checkout(wrapper, conn, _finished_thread())
-
-    assert pool_tracking.reclaim_orphans() == 0
+    try:
+        thread, (wrapper, conn), read = _holding_thread("SELECT 1 FROM pg_advisory_lock(40417)")
+        _wait(lambda: conn.info.transaction_status == TransactionStatus.ACTIVE)
+        pool_tracking._held[id(conn)] = pool_tracking._Checkout(wrapper, conn, _finished_thread())
+        assert pool_tracking.reclaim_orphans() == 0
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [ADVISORY_KEY])
     thread.join(timeout=10)
     assert read == [(1,)], "the statement ran to its end on its connection"
     assert _in_use() == before, "and its thread handed the connection back itself"
     assert "a statement is running on it" in caplog.text
 
 
-def test_a_connection_handed_out_while_another_thread_holds_it_is_reported(caplog):
+def test_a_connection_handed_out_while_another_thread_holds_it_is_reported(caplog, monkeypatch):
+    monkeypatch.setattr(pool_tracking, "SHARED_CHECK_AFTER_S", 0.05)
     _settled_pool()
     done = threading.Event()
     thread, (_, conn), _ = _holding_thread("SELECT 1", until=done)
@@ -324,11 +334,30 @@ def test_a_connection_handed_out_while_another_thread_holds_it_is_reported(caplo
     second.connection = conn  # what a pool handing the same connection out twice would do
     try:
         pool_tracking._on_connection_created(sender=type(second), connection=second)
-        assert f"a database connection that thread {thread.name} still holds" in caplog.text
+        _wait(lambda: f"a database connection that thread {thread.name} still holds" in caplog.text)
     finally:
         second.connection = None  # not closed: the connection is the other thread's to hand back
         done.set()
         thread.join(timeout=10)
+
+
+def test_a_connection_let_go_a_moment_after_another_thread_got_it_is_not_reported(caplog, monkeypatch):
+    """Django hands a connection back before it lets go of it: a thread waiting for one may get it in
+    between, which is no sharing."""
+    monkeypatch.setattr(pool_tracking, "SHARED_CHECK_AFTER_S", 0.2)
+    _settled_pool()
+    done = threading.Event()
+    thread, (_, conn), _ = _holding_thread("SELECT 1", until=done)
+    second = connections.create_connection("default")
+    second.connection = conn
+    try:
+        pool_tracking._on_connection_created(sender=type(second), connection=second)
+        done.set()  # the first holder lets go at once
+        thread.join(timeout=10)
+        time.sleep(0.5)
+        assert "still holds" not in caplog.text
+    finally:
+        second.connection = None
 
 
 def test_a_connection_the_pool_took_back_meanwhile_is_let_go_not_handed_back_twice(caplog):
@@ -344,6 +373,22 @@ def test_a_connection_the_pool_took_back_meanwhile_is_let_go_not_handed_back_twi
     assert get_user_model().objects.count() >= 0, "and the thread goes on with a connection of its own"
 
 
+def test_a_connection_another_thread_was_given_meanwhile_is_let_go_not_taken_from_it(caplog, monkeypatch):
+    monkeypatch.setattr(pool_tracking, "SHARED_CHECK_AFTER_S", 60)  # the report is another test's
+    _settled_pool()  # this test's own connection is out
+    taken = connection.connection
+    other = connections.create_connection("default")
+    other.connection = taken  # the pool gave it to another thread as well
+    pool_tracking._on_connection_created(sender=type(other), connection=other)
+    try:
+        release_database_connections()
+        assert connection.connection is None
+        assert "taken back by the pool meanwhile" in caplog.text
+        assert taken._pool is not None, "the other thread still has it: it was not handed back from here"
+    finally:
+        other.close()  # the other thread's to hand back
+
+
 @pytest.mark.parametrize(
     ("error", "lost"),
     [
@@ -352,6 +397,8 @@ def test_a_connection_the_pool_took_back_meanwhile_is_let_go_not_handed_back_twi
         (psycopg.errors.ConnectionFailure("connection failure"), True),
         (psycopg.errors.QueryCanceled("canceling statement due to statement timeout"), False),
         (psycopg.errors.UniqueViolation("duplicate key"), False),
+        (psycopg.DataError("PostgreSQL text fields cannot contain NUL (0x00) bytes"), False),
+        (PoolTimeout("couldn't get a connection after 5.00 sec"), False),
         (ValueError("not the database's"), False),
     ],
 )
