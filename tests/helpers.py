@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import quote
 
+import psycopg
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
@@ -69,6 +70,20 @@ def database_url() -> str:
     password = f":{quote(params['PASSWORD'])}" if params.get("PASSWORD") else ""
     port = f":{params['PORT']}" if params.get("PORT") else ""
     return f"postgresql://{params['USER']}{password}@{host}{port}/{params['NAME']}"
+
+
+def database_session(dbname: str | None = None) -> psycopg.Connection:
+    """A session of its own on the test server (the test database unless ``dbname``), outside the pool
+    and in autocommit: to see, lock or end the site's sessions as an operator would."""
+    params = connection.settings_dict
+    return psycopg.connect(
+        host=params["HOST"],
+        port=params["PORT"] or None,
+        user=params["USER"],
+        password=params["PASSWORD"] or None,
+        dbname=dbname or params["NAME"],
+        autocommit=True,
+    )
 
 
 def server_env(**extra_env: str) -> dict[str, str]:

@@ -381,24 +381,21 @@ def test_a_quote_that_ends_by_announcing_steps_carries_them():
     assert quote.text.splitlines() == ["Limescale builds up in hard water. To descale:", *STEPS]
 
 
-def test_of_two_sentences_with_the_question_s_words_the_one_that_answers_is_quoted():
-    # A first line naming the document holds the question's words as well as the answer does.
+@pytest.mark.parametrize(
+    "question",
+    [
+        # The first line holds the question's words as well as the answer does.
+        "How often should the Aurora kettle be descaled?",
+        # It holds "descaling" as the question writes it, where the answer says "Descale".
+        "What is the descaling interval for the Aurora kettle?",
+    ],
+)
+def test_of_two_sentences_with_the_question_s_words_the_one_that_answers_is_quoted(question):
     source = (
         "The Aurora kettle descaling guide.\n\n"
         "Descale the Aurora kettle every four weeks with citric acid. Fill it to the MAX line and boil."
     )
-    quote = best_quote("How often should the Aurora kettle be descaled?", source)
-    assert quote.text == "Descale the Aurora kettle every four weeks with citric acid."
-
-
-def test_a_question_finds_the_answer_whatever_form_of_its_verb_either_uses():
-    # The title holds "descaling" as the question writes it; the answer says "Descale".
-    source = (
-        "The Aurora kettle descaling guide.\n\n"
-        "Descale the Aurora kettle every four weeks with citric acid. Fill it to the MAX line and boil."
-    )
-    quote = best_quote("What is the descaling interval for the Aurora kettle?", source)
-    assert quote.text == "Descale the Aurora kettle every four weeks with citric acid."
+    assert best_quote(question, source).text == "Descale the Aurora kettle every four weeks with citric acid."
 
 
 def test_a_word_that_only_looks_like_a_form_of_another_does_not_match_it():

@@ -19,6 +19,7 @@ from retrieval_app.models import SearchTrace
 from sessions_app import services as sessions_services
 from sessions_app.models import ChatSession, Message
 from tests.factories import UserFactory, index_document
+from tests.helpers import database_session
 from tests.samples import KETTLE
 
 pytestmark = pytest.mark.django_db
@@ -234,19 +235,11 @@ def _ended_by_the_server(statement_start: str):
     """An execute wrapper under which the server ends the session (as a restart or an operator would)
     the first time a statement starting with ``statement_start`` is about to run on it."""
     ended: list[int] = []
-    settings_dict = connection.settings_dict
 
     def wrapper(execute, sql, params, many, context):
         if not ended and sql.startswith(statement_start):
             pid = context["connection"].connection.info.backend_pid
-            with psycopg.connect(
-                host=settings_dict["HOST"],
-                port=settings_dict["PORT"] or None,
-                user=settings_dict["USER"],
-                password=settings_dict["PASSWORD"] or None,
-                dbname=settings_dict["NAME"],
-                autocommit=True,
-            ) as other:
+            with database_session() as other:
                 other.execute("SELECT pg_terminate_backend(%s, 5000)", [pid])
             ended.append(pid)
         return execute(sql, params, many, context)

@@ -10,13 +10,12 @@ from __future__ import annotations
 import time
 
 import httpx
-import psycopg
 import pytest
 from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from tests.factories import UserFactory
-from tests.helpers import start_daphnes, stop_processes, wait_until
+from tests.helpers import database_session, start_daphnes, stop_processes, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -24,22 +23,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 RECOVERY_S = 60  # how long service may take to resume once the database is back
 
 
-def _maintenance() -> psycopg.Connection:
-    params = connection.settings_dict
-    return psycopg.connect(
-        host=params["HOST"],
-        port=params["PORT"] or None,
-        user=params["USER"],
-        password=params["PASSWORD"] or None,
-        dbname="postgres",
-        autocommit=True,
-    )
-
-
 def _refuse_connections(refuse: bool) -> None:
     name = connection.settings_dict["NAME"]
     # A database cannot close its own doors: this runs from the server's maintenance database.
-    with _maintenance() as admin:
+    with database_session("postgres") as admin:
         admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS {"false" if refuse else "true"}')
         if refuse:
             admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [name])
@@ -82,6 +69,6 @@ def test_while_the_database_is_down_the_api_answers_503_json_and_recovers_by_its
     finally:
         stop_processes(processes)
     # The outage ends with the test: the database the rest of the suite shares takes new connections.
-    with _maintenance() as admin:
+    with database_session("postgres") as admin:
         assert admin.execute("SELECT datallowconn FROM pg_database WHERE datname = %s", [name]).fetchone() == (True,)
     assert type(user).objects.filter(pk=user.pk).exists(), "this process reads the database again"

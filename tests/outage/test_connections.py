@@ -21,12 +21,11 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from sessions_app.models import ChatSession
 from tests.factories import UserFactory
-from tests.helpers import ROOT, free_port, server_env, wait_until
+from tests.helpers import ROOT, database_session, free_port, server_env, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -68,18 +67,6 @@ def site(tmp_path):
     process.wait(timeout=20)
 
 
-def _admin() -> psycopg.Connection:
-    params = connection.settings_dict
-    return psycopg.connect(
-        host=params["HOST"],
-        port=params["PORT"] or None,
-        user=params["USER"],
-        password=params["PASSWORD"] or None,
-        dbname=params["NAME"],
-        autocommit=True,
-    )
-
-
 def _sessions_of(admin: psycopg.Connection, name: str) -> list[tuple[str, str]]:
     """The site's sessions as PostgreSQL sees them: (state, last statement)."""
     return admin.execute(
@@ -118,7 +105,7 @@ def test_clients_that_give_up_on_a_waiting_request_leave_the_pool_whole(site):
         except httpx.TimeoutException:
             gave_up.append(1)
 
-    with _admin() as admin, _admin() as locker:
+    with database_session() as admin, database_session() as locker:
         with locker.transaction():
             locker.execute(f"LOCK TABLE {ChatSession._meta.db_table} IN ACCESS EXCLUSIVE MODE")
             clients = [threading.Thread(target=impatient) for _ in range(IMPATIENT_CLIENTS)]
