@@ -40,8 +40,7 @@ from documents_app.models import Document
 from documents_app.selectors import document_get, document_get_many
 from foundation import ai
 from foundation.accounting import calls_for_session, calls_recorded_together
-from foundation.connections import connection_lost
-from foundation.exceptions import InvalidInputError
+from foundation.exceptions import InvalidInputError, connection_lost
 from foundation.tracing import ms_since
 from retrieval_app.hits import Hit
 from retrieval_app.models import SearchTrace

@@ -19,13 +19,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import psycopg
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, Error, connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate, pre_migrate
 from psycopg.pq import TransactionStatus
-from psycopg_pool import PoolTimeout, TooManyRequests
 
 from foundation.exceptions import RequestStoppedError
 
@@ -181,21 +179,6 @@ def cancel_statements(conns: list[Any]) -> None:
             conn.cancel_safe(timeout=CANCEL_TIMEOUT_S)
         except Exception as exc:  # the connection may be broken or closing at the same moment
             logger.info("could not cancel an abandoned request's statement: %s", exc)
-
-
-def connection_lost(exc: BaseException) -> bool:
-    """Whether a database error means the connection itself went (the server restarted or ended it, the
-    network dropped it), so that the same work may succeed on another; a failed statement, bad data or
-    a pool with nothing to give does not."""
-    cause = exc.__cause__ if isinstance(exc, Error) else exc
-    if not isinstance(cause, psycopg.Error) or isinstance(cause, PoolTimeout | TooManyRequests):
-        return False
-    state = cause.sqlstate
-    if state is None:  # found by the client: the connection closed or broken under it
-        return isinstance(cause, psycopg.OperationalError | psycopg.InterfaceError)
-    # 08: connection exceptions; 57P: the server shutting down or ending the session (57014, a
-    # cancelled statement, is not one).
-    return state.startswith(("08", "57P"))
 
 
 def release_database_connections() -> None:

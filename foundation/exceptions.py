@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import DatabaseError, InterfaceError, OperationalError
+import psycopg
+from django.db import DatabaseError, Error, InterfaceError, OperationalError
 from psycopg.errors import QueryCanceled
-from psycopg_pool import PoolTimeout
+from psycopg_pool import PoolTimeout, TooManyRequests
 
 # The failures that mean "the database is unreachable (or every connection is busy)", not "this
 # request is wrong": answered with a 503 and Retry-After, on every transport.
@@ -29,6 +30,21 @@ def is_database_down(exc: BaseException) -> bool:
     return isinstance(exc, DATABASE_DOWN) or (
         isinstance(exc, DatabaseError) and isinstance(exc.__cause__, DATABASE_DOWN)
     )
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether a database error means the connection itself went (the server restarted or ended it, the
+    network dropped it), so that the same work may succeed on another; a failed statement, bad data or
+    a pool with nothing to give does not."""
+    cause = exc.__cause__ if isinstance(exc, Error) else exc
+    if not isinstance(cause, psycopg.Error) or isinstance(cause, PoolTimeout | TooManyRequests):
+        return False
+    state = cause.sqlstate
+    if state is None:  # found by the client: the connection closed or broken under it
+        return isinstance(cause, psycopg.OperationalError | psycopg.InterfaceError)
+    # 08: connection exceptions; 57P: the server shutting down or ending the session (57014, a
+    # cancelled statement, is not one).
+    return state.startswith(("08", "57P"))
 
 
 class DomainError(Exception):

@@ -13,14 +13,12 @@ import threading
 import time
 import uuid
 
-import psycopg
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import OperationalError, connection, connections, transaction
+from django.db import connection, connections, transaction
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
 from psycopg.pq import TransactionStatus
-from psycopg_pool import PoolTimeout
 from rest_framework.test import APIClient
 
 from config.handler import ConnectionSafeASGIHandler
@@ -387,26 +385,6 @@ def test_a_connection_another_thread_was_given_meanwhile_is_let_go_not_taken_fro
         assert taken._pool is not None, "the other thread still has it: it was not handed back from here"
     finally:
         other.close()  # the other thread's to hand back
-
-
-@pytest.mark.parametrize(
-    ("error", "lost"),
-    [
-        (psycopg.OperationalError("the connection is closed"), True),
-        (psycopg.errors.AdminShutdown("terminating connection due to administrator command"), True),
-        (psycopg.errors.ConnectionFailure("connection failure"), True),
-        (psycopg.errors.QueryCanceled("canceling statement due to statement timeout"), False),
-        (psycopg.errors.UniqueViolation("duplicate key"), False),
-        (psycopg.DataError("PostgreSQL text fields cannot contain NUL (0x00) bytes"), False),
-        (PoolTimeout("couldn't get a connection after 5.00 sec"), False),
-        (ValueError("not the database's"), False),
-    ],
-)
-def test_only_errors_that_end_the_connection_itself_count_as_a_lost_connection(error, lost):
-    assert pool_tracking.connection_lost(error) is lost
-    wrapped = OperationalError(str(error))
-    wrapped.__cause__ = error  # as Django raises what psycopg raised
-    assert pool_tracking.connection_lost(wrapped) is lost
 
 
 def test_health_says_when_this_process_cannot_get_a_connection_though_the_database_answers(settings):
