@@ -337,6 +337,8 @@ def _answer_store(
         ChatSession.objects.select_for_update().filter(pk=turn.session.pk).exists()
         if not Message.objects.filter(session=turn.session, metadata__trace_id=str(turn.trace.id)).exists():
             sessions.message_bulk_create(session=turn.session, messages=[answer], keep_folded=True)
+        else:  # stored by the first try, whose jobs (folding the history, say) went with its connection
+            sessions.message_jobs_requeue(session=turn.session, keep_folded=True)
 
 
 def _prepare(owner, request: ChatRequest, target: ChatTarget | None, *, generates: bool, started: float):

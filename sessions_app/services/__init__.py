@@ -23,7 +23,12 @@ from sessions_app.services.memories import (
     memory_note_from_turn,
     memory_upsert,
 )
-from sessions_app.services.messages import NewMessage, message_bulk_create, message_exchange_replace
+from sessions_app.services.messages import (
+    NewMessage,
+    message_bulk_create,
+    message_exchange_replace,
+    message_jobs_requeue,
+)
 from sessions_app.services.sessions import session_create, session_delete, session_update
 from sessions_app.services.working_set import (
     MAX_SECTIONS,
@@ -51,6 +56,7 @@ __all__ = [
     "memory_upsert",
     "message_bulk_create",
     "message_exchange_replace",
+    "message_jobs_requeue",
     "session_commit",
     "session_create",
     "session_delete",

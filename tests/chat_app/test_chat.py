@@ -5,6 +5,7 @@ fallbacks when retrieval or generation fails, and bad input refused before anyth
 from __future__ import annotations
 
 import json
+from unittest import mock
 
 import psycopg
 import pytest
@@ -18,6 +19,7 @@ from foundation.models import ModelCall
 from retrieval_app.models import SearchTrace
 from sessions_app import services as sessions_services
 from sessions_app.models import ChatSession, Message
+from sessions_app.services import messages as messages_services
 from tests.factories import UserFactory, index_document
 from tests.helpers import database_session
 from tests.samples import KETTLE
@@ -290,6 +292,31 @@ def test_an_answer_stored_before_its_connection_went_is_not_stored_twice(auth_cl
     assert lost and answer.status_code == 200, answer.json()
     roles = list(Message.objects.filter(session_id=answer.json()["session_id"]).values_list("role", flat=True))
     assert roles == ["user", "assistant"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_what_an_answer_stored_before_its_connection_went_needs_done_is_still_done(
+    auth_client, library, monkeypatch, settings
+):
+    settings.HISTORY_MAX_TURNS = 1  # the answer overflows the window: the session is folded into its summary
+    appended = sessions_services.message_bulk_create
+
+    def appended_but_jobs_lost(**kwargs):
+        if kwargs["messages"][0].role != "assistant" or lost:
+            return appended(**kwargs)
+        # Committed, but the connection went with the acknowledgement: the jobs it queued went too.
+        with mock.patch.object(messages_services, "enqueue_on_commit", lambda *args: None):
+            return appended(**kwargs)
+
+    store, lost = _lost_once_after(
+        appended_but_jobs_lost, when=lambda **kwargs: kwargs["messages"][0].role == "assistant"
+    )
+    monkeypatch.setattr(sessions_services, "message_bulk_create", store)
+    answer = _chat(auth_client, message="How often should I descale the Aurora kettle?")
+    assert lost and answer.status_code == 200, answer.json()
+    session = ChatSession.objects.get(pk=answer.json()["session_id"])
+    assert session.summary_through_seq >= 1 and session.rolling_summary, "the history was folded all the same"
+    assert Message.objects.filter(session=session, role="assistant").count() == 1
 
 
 @pytest.mark.django_db(transaction=True)
