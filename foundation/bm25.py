@@ -120,8 +120,11 @@ class TermStatistics:
 
     def score(self, matched: Sequence[str], length: int) -> float:
         """BM25 of a text holding ``matched`` stems (each counted once) in ``length`` stems."""
-        total = sum(self.weights.get(lexeme, 0.0) for lexeme in set(matched))
-        return total * (K1 + 1) / (1 + K1 * (1 - B + B * length / self.average_length))
+        return self.score_of_weight(sum(self.weights.get(lexeme, 0.0) for lexeme in set(matched)), length)
+
+    def score_of_weight(self, weight: float, length: int) -> float:
+        """BM25 of a text of ``length`` stems whose matched stems weigh ``weight`` together."""
+        return weight * (K1 + 1) / (1 + K1 * (1 - B + B * length / self.average_length))
 
 
 def term_statistics(

@@ -42,7 +42,8 @@ class LinearFusion:
     bias: float
 
     def logit(self, signals: Mapping[str, float]) -> float:
-        return self.bias + sum(weight * signals.get(name, 0.0) for name, weight in self.weights.items())
+        get = signals.get
+        return self.bias + sum([weight * get(name, 0.0) for name, weight in self.weights.items()])
 
     def probability(self, signals: Mapping[str, float]) -> float:
         return 1.0 / (1.0 + math.exp(-self.logit(signals)))

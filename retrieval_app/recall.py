@@ -134,7 +134,7 @@ class RecallQuery:
     asks_when: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     """One earlier turn and what recall knows of it."""
 
@@ -255,11 +255,6 @@ _WITH_NEIGHBOURS_SQL = (
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-# A candidate's description, as ``_described`` reads it: the names of the row it builds, in order.
-_DESCRIBED_COLUMNS = (
-    "pk", "session_id", "seq", "role", "speaker", "metadata_text", "created_us", "matched", "stems", "content",
-    "session__title", "distance",
-)  # fmt: skip
 _SESSIONS = connection.ops.quote_name(Message._meta.get_field("session").related_model._meta.db_table)
 
 
@@ -296,22 +291,22 @@ def _described(scope: QuerySet[Message], query: RecallQuery, pks: Sequence[int])
     params += [*where_params, list(pks), list(pks)]
     with connection.cursor() as cursor:
         cursor.execute(_described_sql(where, query.lexemes, with_vector), params)
-        rows = [dict(zip(_DESCRIBED_COLUMNS, values, strict=True)) for values in cursor.fetchall()]
+        rows = cursor.fetchall()
+    # A few hundred rows a question: read by position, and what only a returned turn shows kept aside as is.
     found = {}
-    for row in rows:
-        distance = row["distance"]
-        found[row["pk"]] = Candidate(
-            pk=row["pk"],
-            session_id=row["session_id"],
-            seq=row["seq"],
-            role=row["role"],
-            speaker=row["speaker"] or row["role"],
-            created_at=_EPOCH + timedelta(microseconds=row["created_us"]),
-            words=row["stems"] or 0,
-            says_when=when.says_when(row["content"]),
+    for pk, session_id, seq, role, speaker, metadata_text, created_us, matched, stems, content, title, distance in rows:
+        found[pk] = Candidate(
+            pk=pk,
+            session_id=session_id,
+            seq=seq,
+            role=role,
+            speaker=speaker or role,
+            created_at=_EPOCH + timedelta(microseconds=created_us),
+            words=stems or 0,
+            says_when=when.says_when(content),
             dense=None if distance is None else 1 - distance,
-            matched=tuple(row["matched"] or ()),
-            row=row,
+            matched=tuple(matched) if matched else (),
+            row={"content": content, "metadata_text": metadata_text, "session__title": title},
         )
     return found
 
@@ -390,10 +385,15 @@ def _describe_signals(
     statistics: TermStatistics,
 ) -> None:
     """Each candidate's signals, on comparable scales (0 to 1), for fusion."""
-    total_weight = sum(statistics.weights.get(lexeme, 0.0) for lexeme in query.lexemes) or 1.0
+    weights = statistics.weights
+    total_weight = sum(weights.get(lexeme, 0.0) for lexeme in query.lexemes) or 1.0
     for candidate in described.values():
-        candidate.bm25 = statistics.score(candidate.matched, candidate.words)
-        candidate.coverage = sum(statistics.weights.get(lexeme, 0.0) for lexeme in candidate.matched) / total_weight
+        matched = candidate.matched
+        weight = sum(weights.get(lexeme, 0.0) for lexeme in matched) if matched else 0.0
+        # BM25 counts a stem once; stems given twice (by a caller's query) count twice in the coverage.
+        once = weight if len(set(matched)) == len(matched) else sum(weights.get(m, 0.0) for m in set(matched))
+        candidate.bm25 = statistics.score_of_weight(once, candidate.words)
+        candidate.coverage = weight / total_weight
     for rank, (pk, _) in enumerate(dense, start=1):
         if pk in by_pk:
             by_pk[pk].dense_rank = rank
@@ -403,24 +403,27 @@ def _describe_signals(
     best_bm25 = max((c.bm25 for c in described.values()), default=0.0) or 1.0
     at = {(c.session_id, c.seq): c for c in described.values()}
     named = _named_speakers(query, {c.speaker for c in described.values()})
+    span, asks_when = query.span, query.asks_when
     for candidate in described.values():
-        around = [at.get((candidate.session_id, candidate.seq + step)) for step in (-1, 1)]
+        session, seq = candidate.session_id, candidate.seq
+        before, after = at.get((session, seq - 1)), at.get((session, seq + 1))
         # A turn said on its own (a note, a session of one message) is its own context: it is not
         # penalised for having no neighbours to agree with it.
-        around = [n for n in around if n is not None] or [candidate]
+        around = [n for n in (before, after) if n is not None] or [candidate]
+        dense_score = max(candidate.dense or 0.0, 0.0)
         candidate.signals = {
-            "dense": max(candidate.dense or 0.0, 0.0),
+            "dense": dense_score,
             "bm25": candidate.bm25 / best_bm25,
             "coverage": candidate.coverage,
             "dense_rank": _rank_signal(candidate.dense_rank),
             "bm25_rank": _rank_signal(candidate.bm25_rank),
-            "neighbour_dense": max((max(n.dense or 0.0, 0.0) for n in around), default=0.0),
-            "neighbour_coverage": max((n.coverage for n in around), default=0.0),
-            "neighbour_rank": max((_rank_signal(n.dense_rank) for n in around), default=0.0),
-            "in_span": float(query.span is not None and query.span.start <= candidate.created_at < query.span.end),
+            "neighbour_dense": max(max(n.dense or 0.0, 0.0) for n in around),
+            "neighbour_coverage": max(n.coverage for n in around),
+            "neighbour_rank": max(_rank_signal(n.dense_rank) for n in around),
+            "in_span": float(span is not None and span.start <= candidate.created_at < span.end),
             "speaker": float(bool(named) and candidate.speaker in named),
             "says_when": float(candidate.says_when),
-            "when_asked": float(candidate.says_when and query.asks_when),
+            "when_asked": float(candidate.says_when and asks_when),
             "short": float(candidate.words < SHORT_TURN_WORDS),
         }
 
