@@ -1,6 +1,7 @@
 """One retry policy per kind of failure, defined once: a job that calls the embedding model retries the same
 way wherever it lives, and every publish to the broker follows Celery's one setting."""
 
+import threading
 import time
 
 import pytest
@@ -41,3 +42,14 @@ def test_a_publish_to_a_broker_that_is_down_gives_up_at_once():
         app.send_task(task_names.SEND_QUEUED_TASKS, connection=down, ignore_result=True)
     # Celery's default policy would try three more times, 0.2 s apart; the one retry is immediate.
     assert time.monotonic() - started < 0.5
+
+
+def test_requests_publish_through_the_process_s_one_result_backend():
+    """Each request runs in a thread of its own: a backend built for each would cost each request's first
+    publish milliseconds (redis-py reads its package's metadata to build one)."""
+    seen = []
+    for _ in range(2):
+        request = threading.Thread(target=lambda: seen.append(app.backend))
+        request.start()
+        request.join()
+    assert seen[0] is seen[1] is app.backend
