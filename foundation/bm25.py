@@ -118,12 +118,8 @@ class TermStatistics:
     average_length: float
     weights: dict[str, float]
 
-    def score(self, matched: Sequence[str], length: int) -> float:
-        """BM25 of a text holding ``matched`` stems (each counted once) in ``length`` stems."""
-        return self.score_of_weight(sum(self.weights.get(lexeme, 0.0) for lexeme in set(matched)), length)
-
     def score_of_weight(self, weight: float, length: int) -> float:
-        """BM25 of a text of ``length`` stems whose matched stems weigh ``weight`` together."""
+        """BM25 of a text of ``length`` stems whose matched stems (each counted once) weigh ``weight`` together."""
         return weight * (K1 + 1) / (1 + K1 * (1 - B + B * length / self.average_length))
 
 

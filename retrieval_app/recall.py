@@ -259,8 +259,8 @@ _SESSIONS = connection.ops.quote_name(Message._meta.get_field("session").related
 
 
 def _described_sql(where: str, lexemes: Sequence[str], with_vector: bool) -> str:
-    """The statement of ``_described``: written out, since building it through the ORM took several times
-    as long as PostgreSQL took to answer it."""
+    """The statement of ``_described``, its columns in the order that reads them: written out, since building
+    it through the ORM took several times as long as PostgreSQL took to answer it."""
     matched = ", ".join(f"CASE WHEN {_MESSAGES}.search_vector @@ %s::tsquery THEN %s END" for _ in lexemes)
     distance = (
         f"CASE WHEN {_MESSAGES}.embedding IS NOT NULL AND {_MESSAGES}.embedding_model = %s"

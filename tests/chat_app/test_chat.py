@@ -298,25 +298,32 @@ def test_an_answer_stored_before_its_connection_went_is_not_stored_twice(auth_cl
 def test_what_an_answer_stored_before_its_connection_went_needs_done_is_still_done(
     auth_client, library, monkeypatch, settings
 ):
-    settings.HISTORY_MAX_TURNS = 1  # the answer overflows the window: the session is folded into its summary
+    # The second answer is the session's fourth message: past a chat's window of three (which keeps it folded
+    # at once), not yet past what an import's append would wait for (six).
+    settings.HISTORY_MAX_TURNS = 3
     appended = sessions_services.message_bulk_create
+    answers = []
 
     def appended_but_jobs_lost(**kwargs):
-        if kwargs["messages"][0].role != "assistant" or lost:
+        if kwargs["messages"][0].role == "assistant":
+            answers.append(True)
+        if len(answers) < 2 or lost:
             return appended(**kwargs)
         # Committed, but the connection went with the acknowledgement: the jobs it queued went too.
         with mock.patch.object(messages_services, "enqueue_on_commit", lambda *args: None):
             return appended(**kwargs)
 
-    store, lost = _lost_once_after(
-        appended_but_jobs_lost, when=lambda **kwargs: kwargs["messages"][0].role == "assistant"
-    )
+    store, lost = _lost_once_after(appended_but_jobs_lost, when=lambda **kwargs: len(answers) == 2)
     monkeypatch.setattr(sessions_services, "message_bulk_create", store)
-    answer = _chat(auth_client, message="How often should I descale the Aurora kettle?")
-    assert lost and answer.status_code == 200, answer.json()
-    session = ChatSession.objects.get(pk=answer.json()["session_id"])
+    first = _chat(auth_client, message="How often should I descale the Aurora kettle?")
+    assert first.status_code == 200 and not lost, first.json()
+    session = ChatSession.objects.get(pk=first.json()["session_id"])
+    assert session.summary_through_seq == 0, "two messages fit the window"
+    second = _chat(auth_client, message="And what goes in the kettle to descale it?", session_id=str(session.pk))
+    assert lost and second.status_code == 200, second.json()
+    session.refresh_from_db()
     assert session.summary_through_seq >= 1 and session.rolling_summary, "the history was folded all the same"
-    assert Message.objects.filter(session=session, role="assistant").count() == 1
+    assert Message.objects.filter(session=session, role="assistant").count() == 2
 
 
 @pytest.mark.django_db(transaction=True)

@@ -192,3 +192,17 @@ def test_a_long_chat_keeps_its_facts_from_every_folded_turn_and_a_full_window(
     assert len(summary.split()) <= settings.ROLLING_SUMMARY_MAX_WORDS
     for fact in ("Marta", "9 October", "1,200 units", "18,000 euros", "Harbour Hall", "12 samples"):
         assert fact in summary, f"{fact!r} was folded out of reach"
+
+
+def test_a_replaced_exchange_leaves_the_summary_the_turn_goes_on_reading(settings):
+    """Regenerating an answer the summary had folded in: the same turn then reads the history, and must
+    find the question that replaced it, not the summary of what was replaced."""
+    settings.HISTORY_MAX_TURNS = 1
+    session = ChatSessionFactory()
+    _conversation(session, 4)
+    assert services.session_history_context(session=session).summary_through_seq == 3, "the last question folded"
+    question = services.NewMessage("user", "What is the status of the office move?")
+    services.message_exchange_replace(session=session, question=question)
+    history = services.session_history_context(session=session)
+    assert [turn.content for turn in history.turns] == [question.content]
+    assert "Turn 2:" not in history.summary and history.summary_through_seq == 2
