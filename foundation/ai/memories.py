@@ -251,7 +251,10 @@ _REQUEST = re.compile(
     r"(?:please\s+|pls\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
     r"(?P<trigger>remember|don't\s+forget|do\s+not\s+forget|note\s+to\s+self|reminder\s+(?:for|to)\s+(?:myself|me|self)|"
     r"make\s+a\s+note|take\s+(?:a\s+)?note|"
-    r"note\s+down|note|keep\s+in\s+mind|bear\s+in\s+mind|for\s+future\s+reference|for\s+the\s+record|fyi|"
+    # "note" alone asks only when what follows is set apart or said of oneself ("Note: ...", "note that ...",
+    # "please note I'm ..."): a note's label ("note 3 about the kettle", "Note 2 covers pricing") asks nothing.
+    r"note\s+down|note(?=\s*(?:[:,\-\u2013]|$)|\s+(?:that|I|I'm|I've|I'd|my|we|we're|our|me)\b)|"
+    r"keep\s+in\s+mind|bear\s+in\s+mind|for\s+future\s+reference|for\s+the\s+record|fyi|"
     r"for\s+your\s+information|just\s+so\s+you\s+know|remind\s+me|save\s+this|store\s+this)\b"
     r"(?:\s+(?:of|this|that|too|please|for\s+me|for\s+later|down))*\s*[:,\-\u2013]?\s*(?:that\s+)?",
     ANY_CASE,

@@ -251,6 +251,14 @@ def test_an_explicit_request_is_always_kept_even_when_nothing_else_reads_it():
     ]
 
 
+def test_a_note_s_label_asks_nothing_to_be_remembered():
+    """Imported notes are often labelled "note 3 ..."; only a note set apart or said of oneself is a request."""
+    assert _found("note 3 about the kettle") == []
+    assert _found("Note 2 covers the pricing tiers for the Berlin office.") == []
+    assert [category for category, _, _ in _found("Note: my locker code is 4471.")] == ["entities"]
+    assert [key for _, key, _ in _found("Please note I'm vegetarian for any recipes.")] == ["diet"]
+
+
 def test_a_name_given_in_the_next_sentence_names_the_pet():
     assert _found("I just got a puppy! Her name is Olive.") == [("entities", "dog_olive", "Has a puppy, Olive.")]
 
