@@ -64,25 +64,22 @@ def message_bulk_create(
         # for it would cost a publish here and a task in a worker for nothing.
         embed_later(kind="messages", ids=[row.id for row in rows if not row.is_derived])
         _session_jobs_queue(
-            session=session, last_seq=rows[-1].seq, live=live + len(rows),
-            summarized_through=session.summary_through_seq, bulk=is_bulk_write(len(rows)), keep_folded=keep_folded,
+            session=session, last_seq=rows[-1].seq, live=live + len(rows), bulk=is_bulk_write(len(rows)),
+            keep_folded=keep_folded,
         )  # fmt: skip
     if session.last_message_at is None or newest > session.last_message_at:
         session.last_message_at = newest
     return rows
 
 
-def _session_jobs_queue(
-    *, session: ChatSession, last_seq: int, live: int, summarized_through: int, bulk: bool, keep_folded: bool
-) -> None:
+def _session_jobs_queue(*, session: ChatSession, last_seq: int, live: int, bulk: bool, keep_folded: bool) -> None:
     """Queues, once the transaction commits, what a session with ``live`` messages in no archive, the last
-    numbered ``last_seq`` and its summary holding those up to ``summarized_through``, now needs: its
-    automatic commit, and folding its history into the summary."""
+    numbered ``last_seq``, now needs: its automatic commit, and folding its history into the summary."""
     if settings.AUTO_COMMIT_TURNS and live >= settings.AUTO_COMMIT_TURNS:
         commit = task_names.SESSION_AUTO_COMMIT_BULK if bulk else task_names.SESSION_AUTO_COMMIT
         enqueue_on_commit(commit, str(session.pk))
     fold_at = settings.HISTORY_MAX_TURNS + 1 if keep_folded else 2 * settings.HISTORY_MAX_TURNS
-    if settings.ENABLE_HISTORY_SUMMARIZATION and last_seq - summarized_through >= fold_at:
+    if settings.ENABLE_HISTORY_SUMMARIZATION and last_seq - session.summary_through_seq >= fold_at:
         fold = task_names.SESSION_FOLD_HISTORY_BULK if bulk else task_names.SESSION_FOLD_HISTORY
         enqueue_on_commit(fold, str(session.pk))
 
@@ -91,15 +88,10 @@ def message_jobs_requeue(*, session: ChatSession, keep_folded: bool = False) -> 
     """Queues again what appending a few messages (a chat's answer, say) to the session queued, with
     ``keep_folded`` as that append had it: for a write that committed although its caller never learnt it
     (the connection went with the acknowledgement), whose jobs went with it. The jobs are idempotent: one
-    that ran already finds nothing left to do. The summary's progress is read afresh, not from ``session``,
-    which may be older (a regenerated exchange starts the summary again)."""
+    that ran already finds nothing left to do."""
     with transaction.atomic():
         last_seq, live = _session_tail(session_id=session.pk)
-        summarized_through = ChatSession.objects.values_list("summary_through_seq", flat=True).get(pk=session.pk)
-        _session_jobs_queue(
-            session=session, last_seq=last_seq, live=live, summarized_through=summarized_through, bulk=False,
-            keep_folded=keep_folded,
-        )  # fmt: skip
+        _session_jobs_queue(session=session, last_seq=last_seq, live=live, bulk=False, keep_folded=keep_folded)
 
 
 # Every turn appends twice (the question, then the answer): these two statements are written out, since
