@@ -16,6 +16,13 @@ The data:
   service, company or bank, which the search finds close in meaning) and statements and greetings. Every
   passage found for them is irrelevant.
 
+Two kinds of library ask them: the whole corpus in one library (someone who keeps many documents), and
+each document alone in a library of its own (someone who has just uploaded their first manual), where a
+word's rarity among the person's documents says little. In one-document libraries each answerable
+question is asked of its own document, and each off-topic question and statement of the document the
+whole library's search found closest to it (the hardest to decline: "How do I descale the Aurora
+kettle?" asked of the only kettle manual there is). Figures are reported for each kind of library.
+
 The documents are indexed as the worker indexes them (see ``retrieval_eval.py``); each question is searched
 as a chat turn searches it (``retrieval_search`` in a new session, CHAT_CONTEXT_HITS results, the prompt's
 token budget), and every passage is judged with the committed model. A third of the questions, chosen by
@@ -43,7 +50,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._setup import django_for_bench
-from bench.retrieval_eval import index_corpus, section_of
+from bench.retrieval_eval import index_corpus, indexed_sections, section_of
 
 MOODSET = Path(__file__).resolve().parent / "moodset" / "offtopic.json"
 DATABASE = "recollect_mood"
@@ -54,6 +61,7 @@ L2_PENALTY = 1.0
 FIT_ITERATIONS = 50
 RELIABILITY_BINS = 10
 OFF_TOPIC_QUESTIONS = ("general", "other_domain", "near_miss")
+LIBRARIES = ("whole", "single")
 SAID = ("statement", "greeting")
 # Which way each signal should count: +1 for relevance, -1 against it.
 EXPECTED_SIGNS = {
@@ -92,7 +100,7 @@ def questions() -> list[dict]:
     return found
 
 
-def collect(owner, sections: dict[tuple[str, str], str], asked: Sequence[dict]) -> list[dict]:
+def collect(owner, sections: dict[tuple[str, str], str], asked: Sequence[dict], *, library: str) -> list[dict]:
     """Searches each question as a chat turn does and judges what it found: one row per question with
     its passages' features, judged relevance and labels."""
     from django.conf import settings
@@ -123,8 +131,16 @@ def collect(owner, sections: dict[tuple[str, str], str], asked: Sequence[dict]) 
             grade = question["relevant"].get(by_uri[section], 0) if section else 0
             quote = " ".join(judged.quote.text.split()) if judged.quote else ""
             passages.append({"uri": judged.hit.uri, "quote": quote, "features": judged.features, "grade": grade})
-        rows.append({**question, "relevant": None, "held_out": held_out(question["id"]), "passages": passages})
-        if number % 50 == 0:
+        rows.append(
+            {
+                **question,
+                "relevant": None,
+                "held_out": held_out(question["id"]),
+                "passages": passages,
+                "library": library,
+            }
+        )
+        if number % 100 == 0:
             print(f"  searched {number}/{len(asked)} ({time.perf_counter() - started:.0f} s)", flush=True)
     return rows
 
@@ -320,9 +336,47 @@ def searched(*, reuse: bool, cached: Path | None) -> list[dict]:
         print(f"indexed {len(sections)} sections in {time.perf_counter() - started:.0f} s")
     asked = questions()
     print(f"searching {len(asked)} questions as chat turns")
-    rows = collect(owner, sections, asked)
+    rows = collect(owner, sections, asked, library="whole")
+    rows += single_libraries(rows, asked)
     if cached:
         cached.write_text(json.dumps(rows))
+    return rows
+
+
+def _document_keys(rows: Sequence[dict]) -> dict[str, str]:
+    """The document (its key) of each question's best passage in the whole library, where there was one."""
+    from bench.evalset import corpus
+    from documents_app.models import Document
+    from documents_app.uris import parse_resource_uri
+
+    keys = {doc["filename"]: doc["key"] for doc in corpus.documents()}
+    closest = {row["id"]: parse_resource_uri(row["passages"][0]["uri"]).doc_id for row in rows if row["passages"]}
+    filenames = dict(Document.objects.filter(id__in=set(closest.values())).values_list("id", "filename"))
+    return {question: keys[filenames[doc_id]] for question, doc_id in closest.items()}
+
+
+def _asked_of(question: dict, key: str, closest: dict[str, str]) -> bool:
+    """Whether a one-document library of document ``key`` is asked ``question``: the one document that
+    answers it, or for a question nothing answers, the document closest to it."""
+    answered_in = {doc for (doc, _), grade in question["relevant"].items() if grade == 2}
+    return answered_in == {key} if answered_in else closest.get(question["id"]) == key
+
+
+def single_libraries(whole: Sequence[dict], asked: Sequence[dict]) -> list[dict]:
+    """Each document alone in a library of its own (indexed unless a previous run did), asked its own
+    questions and the off-topic ones the whole library found it closest to."""
+    from django.contrib.auth import get_user_model
+
+    from bench.evalset import corpus
+
+    closest = _document_keys(whole)
+    rows, started = [], time.perf_counter()
+    for doc in corpus.documents():
+        owner, created = get_user_model().objects.get_or_create(username=f"mood-{doc['key']}")
+        sections = index_corpus(owner, [doc]) if created else indexed_sections(owner, [doc])
+        own = [question for question in asked if _asked_of(question, doc["key"], closest)]
+        rows += collect(owner, sections, own, library="single")
+    print(f"asked {len(rows)} questions of one-document libraries in {time.perf_counter() - started:.0f} s")
     return rows
 
 
@@ -343,7 +397,7 @@ def main() -> None:
     rows = searched(reuse=args.reuse, cached=cached)
     train = [row for row in rows if not row["held_out"]]
     test = [row for row in rows if row["held_out"]]
-    print(f"{len(train)} questions to fit, {len(test)} held out")
+    print(f"{len(train)} questions to fit (both kinds of library), {len(test)} held out")
 
     judged = relevance.probability
     if args.fit:
@@ -358,12 +412,14 @@ def main() -> None:
 
     floor, confident = settings.CHAT_RELEVANCE_FLOOR, settings.CHAT_MOOD_CONFIDENT_SCORE
     print(f"thresholds: quoted from {floor}, confident from {confident}, at most {answer.MAX_QUOTES} quotes")
+    thresholds = {"floor": floor, "confident": confident, "quotes": answer.MAX_QUOTES}
     if args.sweep:
         print("training part:")
         sweep(train, judged, answer.MAX_QUOTES)
-    for name, part in (("training part", train), ("held-out part", test)):
-        print(f"{name}:")
-        report(part, judged, floor=floor, confident=confident, quotes=answer.MAX_QUOTES)
+    for library in LIBRARIES:
+        for name, part in (("training part", train), ("held-out part", test)):
+            print(f"{name}, {'the whole corpus in one library' if library == 'whole' else 'one-document libraries'}:")
+            report([row for row in part if row["library"] == library], judged, **thresholds)
 
 
 if __name__ == "__main__":

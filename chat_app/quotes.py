@@ -179,20 +179,25 @@ def _short_syllable_end(stem: str) -> bool:
     return _consonant_vowel(stem).endswith("cvc") and stem[-1] not in "wxy"
 
 
-def _best(sentences: Sequence[Sentence], wanted: set[str], focus: set[str]) -> int:
+def _best(sentences: Sequence[Sentence], wanted: set[str], focus: set[str], about: set[str]) -> int:
     """The index of the sentence holding most of the words the person wrote (``focus``), then of the
-    question searched for (``wanted``); titles only when nothing else holds any; of equals, the one that
-    says most besides (up to a few words: "The Aurora kettle descaling guide." only repeats "how often
-    should the Aurora kettle be descaled?", where "Descale the Aurora kettle every four weeks" answers
-    it; a sentence announcing steps says what they say), then the first."""
+    question searched for (``wanted``), the words of what the passage is about (``about``: its document's
+    and section's titles, "kettle" in a kettle's manual) counting only after the others ("how often should
+    I descale the kettle?" is answered by "Descale every four weeks.", not by "Wipe the kettle with a damp
+    cloth."); titles only when nothing else holds any; of equals, the one that says most besides (up to a
+    few words: "The Aurora kettle descaling guide." only repeats "how often should the Aurora kettle be
+    descaled?", where "Descale the Aurora kettle every four weeks" answers it; a sentence announcing steps
+    says what they say), then the first."""
+    specific_focus, specific = focus - about, wanted - about
 
-    def rank(index: int) -> tuple[int, int, int, int, int]:
+    def rank(index: int) -> tuple[int, ...]:
         sentence = sentences[index]
         terms = _terms_of(sentence.text)
         held = len(wanted & terms)
         besides = SAYS_BESIDES_COUNTED if _introduces(sentences, index) else len(terms - wanted - focus)
         besides = min(besides, SAYS_BESIDES_COUNTED)
-        return (-int(held > 0 and not _title_like(sentence)), -len(focus & terms), -held, -besides, index)
+        told = -int(held > 0 and not _title_like(sentence))
+        return (told, -len(specific_focus & terms), -len(specific & terms), -len(focus & terms), -held, -besides, index)
 
     return min(range(len(sentences)), key=rank)
 
@@ -272,15 +277,15 @@ def _followed(sentences: Sequence[Sentence], best: int, question: str, wanted: s
     return best
 
 
-def best_quote(question: str, source: str, *, written: str = "") -> Quote | None:
+def best_quote(question: str, source: str, *, written: str = "", about: str = "") -> Quote | None:
     """The quote a passage gives in answer to ``question`` (as searched for: a follow-up resolved with
-    what it refers to), the words of ``written`` (the message as the person wrote it) first; None for
-    a passage without a sentence."""
+    what it refers to), the words of ``written`` (the message as the person wrote it) first, those of
+    ``about`` (the titles of what the passage is part of) last; None for a passage without a sentence."""
     sentences = located_sentences(source)
     if not sentences:
         return None
     wanted = _terms_of(question)
-    best = _best(sentences, wanted, _terms_of(written or question))
+    best = _best(sentences, wanted, _terms_of(written or question), _terms_of(about))
     last = _carried(sentences, best, question, wanted)
     start, end = sentences[best].start, sentences[last].end
     text = _rendered(source, start, end)

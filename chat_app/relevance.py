@@ -10,7 +10,9 @@ logistic model over signals the turn already has:
 - ``score``: the search's blended score; ``gap``: how far it falls below the best passage's; ``rank``:
   its place in the results (0 first, 1 sixth or later);
 - ``coverage``: the share of the question's words the passage holds, each weighted by its rarity in the
-  person's documents (inverse document frequency), so "Mongolia" counts for more than "capital";
+  person's documents (inverse document frequency, counted as if a hundred more passages held every word
+  at the same rate, which a library of one manual cannot tell apart), so "Mongolia" counts for more than
+  "capital";
   ``quote_coverage``: the same for the span the answer would quote;
 - ``distinctive`` and ``quote_distinctive``: the same share with each word also weighted by how few of
   the retrieved passages hold it (not at all when all of them do), raised to the power
@@ -23,8 +25,8 @@ logistic model over signals the turn already has:
 
 The coefficients are fitted offline by ``bench/mood_calibration.py --fit`` on labelled data (the
 evaluation set's questions with their relevant sections, plus questions and statements that nothing in it
-answers), signals whose fitted weight came out against their meaning left out, and committed below; the
-script checks them on a held-out part.
+answers, asked of the whole set in one library and of each document alone), signals whose fitted weight
+came out against their meaning left out, and committed below; the script checks them on a held-out part.
 """
 
 from __future__ import annotations
@@ -57,21 +59,29 @@ FEATURES = (
     "unknown_name",
 )
 # Fitted by ``bench/mood_calibration.py --fit``: L2-regularised logistic regression (Newton's method),
-# on the training two thirds of the evaluation set's questions and the off-topic set. ``similarity``,
-# ``score`` and ``quote_coverage`` are left out: beside the others, their weight came out against their
-# meaning (what they say, ``best_similarity``, ``gap`` and ``coverage`` already say).
-INTERCEPT = -2.842
+# on the training two thirds of the evaluation set's questions and the off-topic set, asked both of the
+# whole corpus in one library and of each document alone. ``similarity``, ``score`` and
+# ``quote_coverage`` are left out: beside the others, their weight came out against their meaning (what
+# they say, ``best_similarity``, ``gap`` and ``coverage`` already say).
+INTERCEPT = -2.912
 COEFFICIENTS: dict[str, float] = {
-    "best_similarity": 0.745,
-    "gap": -0.839,
-    "rank": -1.389,
-    "coverage": 3.116,
-    "distinctive": 1.842,
-    "quote_distinctive": 0.609,
-    "unknown_name": -1.083,
+    "best_similarity": 0.685,
+    "gap": -1.263,
+    "rank": -1.479,
+    "coverage": 3.569,
+    "distinctive": 1.602,
+    "quote_distinctive": 1.057,
+    "unknown_name": -1.324,
 }
 # Holding some of the words that set a passage apart says little; holding all of them says much.
 DISTINCTIVE_POWER = 4
+# A library of a few documents cannot tell which words are rare. In a manual alone, "lid" and "hinge" are
+# in all of its few passages and "cleaned" in none, which would make "cleaned" nearly all that "how should
+# the lid hinge be cleaned?" asks about. So each stem is counted as if the library also held
+# ``PRIOR_NODES`` passages holding every stem at the rate ``PRIOR_RATE``: in a small library the question's
+# words weigh nearly alike, in a large one by the library's own counts.
+PRIOR_NODES = 100
+PRIOR_RATE = 0.05
 # The rank from which every passage counts as "late" (the sixth result and after).
 LAST_RANK = 5
 # The question's frame rather than its subject, so not looked for in the passages: "how often" and "how
@@ -149,11 +159,21 @@ def _frequencies(owner, lexemes: set[str]) -> tuple[int, dict[str, int]]:
     return rows, bm25.document_frequencies(nodes, sorted(lexemes))
 
 
+def _about(hit: Hit) -> str:
+    """What a passage is part of, by title: its document and its section (a memory or a turn has none)."""
+    return " ".join(filter(None, (hit.document_title, hit.title))) if hit.origin == "document" else ""
+
+
 def _titled(hits: Sequence[Hit]) -> list[str]:
     """Each passage with what it is part of: its document's title and its own (the text of a chunk
     rarely repeats the product or policy its manual is about), and what it means beyond its words (a
     memory of a peanut allergy is a food to avoid eating)."""
     return [" \n".join(filter(None, (hit.document_title, hit.title, hit.implies, passage_of(hit)))) for hit in hits]
+
+
+def _rarity(rows: int, frequency: int) -> float:
+    """A stem's weight: its inverse document frequency, counted with the prior passages (``PRIOR_NODES``)."""
+    return bm25.idf(rows + PRIOR_NODES, frequency + PRIOR_RATE * PRIOR_NODES)
 
 
 @dataclass(frozen=True)
@@ -220,7 +240,7 @@ def judge(*, owner, query: str, hits: Sequence[Hit], written: str = "") -> list[
     (remembered a few minutes)."""
     if not hits:
         return []
-    quotes = [best_quote(query, passage_of(hit), written=written) for hit in hits]
+    quotes = [best_quote(query, passage_of(hit), written=written, about=_about(hit)) for hit in hits]
     subjects = [_FRAME.sub(" ", text) for text in dict.fromkeys(filter(None, (written, query)))]
     names = _NAME.findall(" ".join(subjects))
     texts = [*subjects, *_titled(hits), *(quote.text if quote else "" for quote in quotes), *names]
@@ -231,7 +251,7 @@ def judge(*, owner, query: str, hits: Sequence[Hit], written: str = "") -> list[
     named = set().union(*passages[2 * len(hits) :]) & asked
     rows, frequencies = _frequencies(owner, asked)
     question = Question(
-        weights={lexeme: bm25.idf(rows, frequencies.get(lexeme, 0)) for lexeme in asked},
+        weights={lexeme: _rarity(rows, frequencies.get(lexeme, 0)) for lexeme in asked},
         unknown_names=frozenset(lexeme for lexeme in named if not frequencies.get(lexeme, 0)),
     )
     judged = []

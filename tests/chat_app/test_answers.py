@@ -278,6 +278,45 @@ def test_the_mood_of_the_right_passage_is_confident_and_of_a_near_miss_is_not(au
     assert judged and all(j["features"]["unknown_name"] == 1.0 for j in judged)
 
 
+KETTLE_CARE = b"""# Kettle care
+
+Wipe the kettle with a damp cloth. The lid hinge collects limescale: brush the hinge with a soft toothbrush
+dipped in white vinegar, then rinse and dry it. Descale every four weeks with citric acid.
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # Every word of the question but "cleaned" is in all of the library's few passages: rarity alone
+        # would make "cleaned" all that is asked about, and nothing holds it.
+        ("How should the lid hinge be cleaned?", "brush the hinge with a soft toothbrush"),
+        # "kettle" is what the whole manual is about; "descale" is what the question asks about.
+        ("How often should I descale the kettle?", "Descale every four weeks with citric acid."),
+    ],
+)
+def test_a_first_document_alone_answers_what_it_says(auth_client, user, question, answer):
+    index_document(user, "care.md", KETTLE_CARE)
+    body = _chat(auth_client, question)
+    assert not body["message"].startswith("I found nothing"), _stage(body, "relevance")["judged"]
+    quoted = body["message"].splitlines()[1]
+    assert answer in quoted and "damp cloth" not in quoted
+
+
+def test_a_first_document_alone_is_not_relied_on_for_what_it_does_not_say(auth_client, user):
+    index_document(user, "care.md", KETTLE_CARE)
+    body = _chat(auth_client, "How do I pair the kettle with my phone?")
+    assert body["mood"] == "uncertain", "the closest it has, at most: never relied on"
+
+
+def test_a_passage_s_own_subject_decides_between_sentences_only_after_what_the_question_asks():
+    source = "Wipe the kettle with a damp cloth. Descale every four weeks with citric acid."
+    question = "How often should I descale the kettle?"
+    assert best_quote(question, source, about="Kettle care").text == "Descale every four weeks with citric acid."
+    # Without the title, the two sentences hold as many of the question's words: the first comes first.
+    assert best_quote(question, source).text.startswith("Wipe the kettle with a damp cloth.")
+
+
 def test_weakly_relevant_passages_are_quoted_as_the_closest_and_the_mood_says_so(auth_client, library, settings):
     settings.CHAT_MOOD_CONFIDENT_SCORE = 0.999  # nothing reaches it
     body = _chat(auth_client, "How often should I descale the Aurora kettle?")
