@@ -330,18 +330,32 @@ def _only_asks(text: str) -> bool:
     return bool(sentences) and all(sentence.rstrip().endswith("?") for sentence in sentences)
 
 
+def _told(text: str) -> str | None:
+    """What a turn that both tells and asks tells (its sentences that are not questions); None for a turn
+    that only does one of the two."""
+    sentences = split_sentences(text)
+    told = [sentence for sentence in sentences if not sentence.rstrip().endswith("?")]
+    return " ".join(told) if told and len(told) < len(sentences) else None
+
+
 def _echoes(
-    message: dict[str, Any], *, query: retrievers.Query, document_uris: set[str], memory_sources: set[int]
+    message: dict[str, Any],
+    *,
+    query: retrievers.Query,
+    document_uris: set[str],
+    memory_sources: set[int],
+    asks_only: bool,
 ) -> str:
     """Why an earlier message would only echo something, or "": the user asking the same question
-    again, a question of theirs (a question is not a source for its own answer), an answer that
-    quoted a passage this search found itself (the source wins), or a turn a memory this search found
-    was drawn from (the memory says it, and links to the turn)."""
+    again, a question of theirs (a question is not a source for its own answer; ``asks_only``: nor is a
+    turn that holds the question's words only in what it asks, "I just bought it. How should the lid
+    hinge be cleaned?"), an answer that quoted a passage this search found itself (the source wins), or
+    a turn a memory this search found was drawn from (the memory says it, and links to the turn)."""
     if message["role"] == "user" and (
         _normalised(message["content"]) == _normalised(query.text) or (message["similarity"] or 0) >= REPEAT_SIMILARITY
     ):
         return "repeats the question"
-    if message["role"] == "user" and _only_asks(message["content"]):
+    if message["role"] == "user" and (asks_only or _only_asks(message["content"])):
         return "asks rather than tells"
     quoted = set((message.get("metadata") or {}).get("context_uris") or [])
     if quoted & document_uris:
@@ -381,16 +395,22 @@ def _conversation_hits(
     recalled = recalling.result()
     started = time.perf_counter()
     memory_sources = memory_source_message_ids(memory_ids=memory_ids)
-    hits, echoes = [], []
-    messages = []
-    for message in recalled["messages"]:
-        why = _echoes(message, query=query, document_uris=document_uris, memory_sources=memory_sources)
+    recalled_messages = recalled["messages"]
+    # The person's turns that both tell and ask are judged by what they tell as well: one round trip.
+    told = {m["id"]: text for m in recalled_messages if m["role"] == "user" and (text := _told(m["content"]))}
+    shares = _coverage(query, [m["content"] for m in recalled_messages] + list(told.values()))
+    told_shares = dict(zip(told, shares[len(recalled_messages) :], strict=True))
+    hits, echoes, kept = [], [], []
+    for message, share in zip(recalled_messages, shares, strict=False):
+        asks_only = share > 0 and told_shares.get(message["id"], share) == 0
+        why = _echoes(
+            message, query=query, document_uris=document_uris, memory_sources=memory_sources, asks_only=asks_only
+        )
         if why:
             echoes.append({"id": message["id"], "why": why})
         else:
-            messages.append(message)
-    coverage = _coverage(query, [m["content"] for m in messages])
-    for message, share in zip(messages, coverage, strict=True):
+            kept.append((message, share))
+    for message, share in kept:
         similarity = message["similarity"]
         how = f"semantic similarity {similarity:.2f}" if similarity is not None else "keyword match"
         how += f", {round(share * len(query.lexemes))}/{len(query.lexemes)} query terms" if query.lexemes else ""

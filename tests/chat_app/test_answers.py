@@ -17,6 +17,7 @@ from foundation.ai import MemoryCandidate
 from retrieval_app.hits import Hit
 from sessions_app import services as sessions
 from sessions_app.models import Memory, Message
+from sessions_app.uris import message_uri
 from tests.factories import index_document
 from tests.helpers import ROOT
 
@@ -307,6 +308,29 @@ def test_a_first_document_alone_is_not_relied_on_for_what_it_does_not_say(auth_c
     index_document(user, "care.md", KETTLE_CARE)
     body = _chat(auth_client, "How do I pair the kettle with my phone?")
     assert body["mood"] == "uncertain", "the closest it has, at most: never relied on"
+
+
+def test_an_earlier_question_inside_a_longer_turn_is_not_the_source_of_its_own_answer(
+    auth_client, user, django_capture_on_commit_callbacks
+):
+    index_document(user, "care.md", KETTLE_CARE)
+    with django_capture_on_commit_callbacks(execute=True):  # the turn is embedded, as a worker would
+        earlier = _chat(
+            auth_client, "I bought the kettle last week and it squeaks. How should the lid hinge be cleaned?"
+        )
+    said = Message.objects.get(session_id=earlier["session_id"], role="user")
+
+    body = _chat(auth_client, "How should the lid hinge be cleaned?")
+    echoes = {echo["id"]: echo["why"] for echo in _stage(body, "conversations")["echoes"]}
+    assert echoes == {said.id: "asks rather than tells"}
+    assert [item["origin"] for item in body["context"]] == ["document"]
+    assert "brush the hinge" in body["message"] and "squeaks" not in body["message"]
+
+    # What it tells is still found for what it tells.
+    told = _chat(auth_client, "Why does my kettle squeak?")
+    assert said.id not in {echo["id"] for echo in _stage(told, "conversations")["echoes"]}
+    candidates = [hit["uri"] for hit in _stage(told, "conversations")["candidates"]]
+    assert message_uri(said.session_id, said.id) in candidates
 
 
 def test_a_passage_s_own_subject_decides_between_sentences_only_after_what_the_question_asks():
