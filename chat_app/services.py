@@ -44,7 +44,7 @@ from foundation.exceptions import InvalidInputError, connection_lost
 from foundation.tracing import ms_since
 from retrieval_app.hits import Hit
 from retrieval_app.models import SearchTrace
-from retrieval_app.services import SearchResult, retrieval_search
+from retrieval_app.services import SearchOptions, SearchResult, retrieval_search
 from retrieval_app.traces import search_trace_add_stage, search_trace_dict, search_trace_failed, search_trace_finish
 from retrieval_app.wire import render_context
 from sessions_app import services as sessions
@@ -172,6 +172,9 @@ def _retrieve(owner, turn: _Turn, target: ChatTarget) -> None:
     """Search for the turn; a failure leaves the turn without context and says why."""
     query = turn.request.message.strip()[: settings.QUERY_MAX_CHARS]
     chosen = [*target.documents, *([target.document] if target.document and target.documents else [])]
+    # A statement something was noted from names its own subject ("I prefer short answers."): read as a
+    # follow-up, it would be searched with what the session said before and bring that back as related.
+    tells = turn.kind == speech.STATEMENT and bool(turn.remembered)
     try:
         turn.found = retrieval_search(
             owner=owner,
@@ -183,6 +186,7 @@ def _retrieve(owner, turn: _Turn, target: ChatTarget) -> None:
             limit=settings.CHAT_CONTEXT_HITS,
             kind=SearchTrace.Kind.CHAT,
             save_trace=False,  # stored once the prompt's budget is added to it
+            options=SearchOptions(rewrite=False) if tells else None,
         )
     except Exception as exc:  # whatever broke, the user still gets an answer, without context
         logger.exception("chat: retrieval failed")

@@ -43,7 +43,7 @@ class Hit:
     # What the hit means beyond its own words, judged with it but never quoted: for a memory, what its fact
     # means for the person ("A food to avoid eating." for a peanut allergy).
     implies: str = ""
-    # A memory returned because the question asks what is known about the person (retrievers.asks_about_owner).
+    # A memory returned because the question asks what is known about the person (rewriting.asks_about_owner).
     about_owner: bool = False
     # A memory returned because the question asks for what it means for the person (a food to avoid eating).
     asked_for: bool = False

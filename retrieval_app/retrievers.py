@@ -33,6 +33,7 @@ from foundation.bm25 import quoted
 from foundation.db import filter_sql
 from foundation.vectors import has_more_rows_than, nearest_neighbours, vector_text
 from retrieval_app.fusion import RRF_K, blend, reciprocal_rank
+from retrieval_app.rewriting import asks_about_owner
 from sessions_app.uris import memory_uri
 
 MAX_CHECKED_LEXEMES = 16
@@ -47,13 +48,6 @@ MEMORY_EXACT_SCAN_MAX_ROWS = 500
 MUST_OPEN_SECTIONS = 3
 # A queue priority below any directory's (-score): the sections that must be opened are expanded first.
 OPEN_FIRST = -1e9
-# A question about the person asking, as a whole ("what do you know about me?", "who am I?"): what is
-# remembered of them answers it, whatever its words, so it shares none of them.
-_ABOUT_OWNER = re.compile(
-    r"\b(?:about|of) (?:me|myself)\b|\bwho am i\b|\bwhat (?:have|did) i (?:tell|told|say|said|mention)"
-    r"|\b(?:describe|introduce) (?:me|myself)\b",
-    re.IGNORECASE,
-)
 # A question in the first person: only such a question asks what a fact means for the person asking
 # ("which languages are spoken in Switzerland?" is close to "The languages they speak." too).
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bi'", re.IGNORECASE)
@@ -730,11 +724,6 @@ def _keep_flat_passages(
         if candidate.uri not in chunks and parent is not None:
             _inherit(candidate, parent, alpha=alpha)
             chunks[candidate.uri] = candidate
-
-
-def asks_about_owner(text: str) -> bool:
-    """Whether a question asks what is known of the person asking, as a whole."""
-    return bool(_ABOUT_OWNER.search(text))
 
 
 def _personal_first(memories: QuerySet, limit: int) -> dict[int, float]:

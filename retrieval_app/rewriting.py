@@ -27,6 +27,14 @@ PRONOUNS = frozenset(
     | {"he", "him", "his", "she", "her", "hers", "one", "ones"}
 )
 DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+# A question about the person asking, as a whole ("what do you know about me?", "who am I?"): what is
+# remembered of them answers it, whatever its words, so it shares none of them, and it follows on from
+# nothing said before it (the manual the last turns quoted says nothing of them).
+_ABOUT_OWNER = re.compile(
+    r"\b(?:about|of) (?:me|myself)\b|\bwho am i\b|\bwhat (?:have|did) i (?:tell|told|say|said|mention)"
+    r"|\b(?:describe|introduce) (?:me|myself)\b",
+    re.IGNORECASE,
+)
 # What the detector calls a reference to the document itself ("what does it say about...").
 _DOCUMENT_ITSELF = "it (the document)"
 # Nouns that, after "the", "this" or "that", point into the conversation rather than the world.
@@ -172,6 +180,11 @@ _GENERIC_VERBS = frozenset(
 )
 
 
+def asks_about_owner(text: str) -> bool:
+    """Whether a question asks what is known of the person asking, as a whole."""
+    return bool(_ABOUT_OWNER.search(text))
+
+
 def _asks_about_speaker(lowered: Sequence[str]) -> bool:
     """Whether a short question asks something whole about the person asking: a wh-word other than "how"
     or "why", the first person and a word of its own ("where do I live?", "what can't I eat?", "when is my
@@ -223,7 +236,7 @@ def detect_signals(query: str) -> list[str]:
     # "why?", "more detail please": too little to search on. "capital of France?" names its subject, and
     # "what can't I eat?" its speaker.
     short = len(_content_words(words)) <= SHORT_FOLLOWUP_WORDS and len(words) <= 6
-    if short and not _has_antecedent(words) and not _asks_about_speaker(lowered):
+    if short and not _has_antecedent(words) and not _asks_about_speaker(lowered) and not asks_about_owner(query):
         signals.append("short_followup")
     return list(dict.fromkeys(signals))
 

@@ -618,5 +618,5 @@ def _with_other_sources(
     # a question about the person is answered by what is remembered of them, and a place is kept only for
     # a passage worth reading (a kettle's manual holds none for "what should I avoid eating?").
     worth_reading = min(limit, sum(1 for hit in hits if hit.score >= DOCUMENT_PLACE_MIN_SCORE))
-    places = limit if retrievers.asks_about_owner(query.text) else max(1, limit // 2, limit - worth_reading)
+    places = limit if rewriting.asks_about_owner(query.text) else max(1, limit // 2, limit - worth_reading)
     return sorted(hits + others[:places], key=lambda h: -h.score)

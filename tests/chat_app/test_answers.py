@@ -170,6 +170,24 @@ def test_asked_to_describe_them_the_person_hears_who_they_are_first(auth_client,
     assert ranked[:3] == ["profile"] * 3 and set(ranked[3:]) >= {"preferences"}, ranked
 
 
+def test_asked_what_is_known_of_them_after_a_manual_was_quoted_the_person_hears_about_themselves(auth_client, library):
+    told = _chat(auth_client, "My name is Dana and I work night shifts as a nurse.")
+    quoted = _chat(auth_client, "How often should I descale the Aurora kettle?", session_id=told["session_id"])
+    assert "four weeks" in quoted["message"]
+
+    body = _chat(auth_client, "What do you know about me?", session_id=told["session_id"])
+    assert not _stage(body, "rewrite")["rewritten"], "it follows on from nothing"
+    assert {hit["origin"] for hit in body["context"]} == {"memory"}, body["message"]
+    assert "Is called Dana." in body["message"] and "kettle" not in body["message"].lower()
+
+
+def test_a_new_fact_told_is_not_searched_with_what_the_session_said_before(auth_client, library):
+    told = _chat(auth_client, "My name is Dana and I work night shifts as a nurse.")
+    body = _chat(auth_client, "I prefer short answers.", session_id=told["session_id"])
+    assert body["message"] == "Noted: you prefer short answers. I'll keep that in mind."
+    assert body["context"] == [] and not _stage(body, "rewrite")["rewritten"]
+
+
 def test_a_short_question_about_oneself_ranks_the_fact_it_asks_for_first(auth_client, library):
     told = _chat(auth_client, "I'm Priya, I live in Lisbon and I'm allergic to peanuts.")
 

@@ -48,6 +48,9 @@ def test_follow_ups_are_detected(query):
         "What can't I eat?",
         "Where do I live?",
         "When is my flight?",
+        # About the person as a whole: what was said of them answers it, not the manual quoted last.
+        "What do you know about me?",
+        "Who am I?",
     ],
 )
 def test_standalone_questions_pay_nothing(query):
