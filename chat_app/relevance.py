@@ -86,12 +86,15 @@ PRIOR_RATE = 0.05
 LAST_RANK = 5
 # The question's frame rather than its subject, so not looked for in the passages: "how often" and "how
 # long" (the answer says "every four weeks", not "often"), "fix", "solve" or "get rid of" (it says what to
-# do: "To descale:", not "remove limescale"), "tell me about" or "explain" (it just says it).
+# do: "To descale:", not "remove limescale"), "tell me about" or "explain" (it just says it), "what does
+# it mean" (it says what it is).
 _FRAME = re.compile(
     r"\b(?<=how )(?:often|long|much|many|far|old|soon|big|large|heavy|fast|frequently|quickly|late|early)\b"
     r"|\b(?:fix|fixes|fixing|solve|resolve|repair|troubleshoot|explain|describe|remove|removing|get rid of)\b"
     r"|\b(?:tell|show|give|remind) me(?: about| of)?\b|\bwhat do you know\b|\bdo you know\b"
-    r"|\bfor an? living\b",  # what they do for a living: their work, not where they live
+    r"|\bfor an? living\b"  # what they do for a living: their work, not where they live
+    # "what does a solid red light mean?": the answer says what it is ("Solid red: no internet.").
+    r"|\bmean(?=\W*$)|\bmeaning of\b",
     re.IGNORECASE,
 )
 # Words of a question that name something: capitalised (not opening a sentence, not "I") or with digits.

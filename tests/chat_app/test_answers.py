@@ -351,6 +351,25 @@ def test_an_earlier_question_inside_a_longer_turn_is_not_the_source_of_its_own_a
     assert message_uri(said.session_id, said.id) in candidates
 
 
+LIGHTS = b"""# Nimbus R7 router: quick start
+
+## Setting up
+
+Plug the router into the modem with the yellow cable. Wait until the light turns solid white, then open the app.
+
+## Lights
+
+Solid white: connected. Blinking blue: starting up. Solid red: no internet. Blinking orange: resetting.
+"""
+
+
+def test_what_a_light_means_is_answered_by_what_it_says_not_by_the_word_mean(auth_client, user):
+    index_document(user, "r7.md", LIGHTS)
+    body = _chat(auth_client, "What does a solid red light mean?")
+    assert body["mood"] == "confident", _stage(body, "relevance")["judged"]
+    assert '"Solid red: no internet."' in body["message"].splitlines()[1]
+
+
 def test_a_passage_s_own_subject_decides_between_sentences_only_after_what_the_question_asks():
     source = "Wipe the kettle with a damp cloth. Descale every four weeks with citric acid."
     question = "How often should I descale the kettle?"
