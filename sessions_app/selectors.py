@@ -27,6 +27,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast, Coalesce
 
+from foundation.ai.memories import kin_of
 from foundation.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 from foundation.parsers import json_loads_within_depth
 from foundation.text import TEXT_SEARCH_CONFIG
@@ -380,6 +381,15 @@ def session_history(*, session: ChatSession) -> HistoryContext:
 
 
 # --- Memories ---------------------------------------------------------------------------------------------
+
+
+def memory_family_names(*, owner_id: int, agent_id: str) -> dict[str, str]:
+    """The names of the owner's family and pets their memories hold, each with its relation ("Mei":
+    "sister"), in one query."""
+    family = Memory.objects.filter(
+        owner_id=owner_id, agent_id=agent_id, category="entities", superseded_by__isnull=True
+    ).order_by("-updated_at")
+    return kin_of(list(family.values_list("category", "content")))
 
 
 def memory_source_message_ids(*, memory_ids: Sequence[int]) -> set[int]:

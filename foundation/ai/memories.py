@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foundation.ai import memory_facts as facts
+from foundation.ai import memory_words as words
 from foundation.ai.extractive import split_sentences
 from foundation.ai.memory_text import (
     EMBEDDED_WITH_THE_FACT,
@@ -84,9 +85,13 @@ __all__ = [
     "from_model_answer",
     "implication",
     "key_of",
+    "kin_of",
     "label",
     "merge",
+    "names_someone",
     "slug",
+    "with_kin_named",
+    "without_known_kin",
 ]
 
 CATEGORIES = ("profile", "preferences", "entities", "events", "cases", "patterns")
@@ -403,6 +408,71 @@ def extract(turns: Sequence[tuple[str, str]]) -> list[MemoryCandidate]:
             )
     found += _cases(turns)
     return merge(found)
+
+
+# --- people named before ---------------------------------------------------------------------------------
+# A family member (or pet) as their memory names them: "Has a sister, Mei." or "Their husband is Tom, who
+# works as a pilot.".
+_KIN_MEMORY = re.compile(
+    rf"^(?:Has an? (?P<had>{words.FAMILY_WORDS}), |Their (?P<single>{words.FAMILY_WORDS}) is )"
+    r"(?P<name>[A-Z][\w'-]+)\b(?!\s+(?:and|&)\b)"
+)
+# A clause that opens with a name and goes on to say something of them: "Mei is vegetarian", "and Theo
+# can't eat eggs". Said of someone the person named before, it is said of their sister or son.
+_OPENS_WITH_NAME = re.compile(
+    r"(?:^|(?<=[.!?;,])\s*|\b(?:and|but|so|because|since|also)\s+)(?P<name>[A-Z][a-z][\w-]*)"
+    r"(?=(?:'s|\s+(?:is|was|has|had|can|can't|cannot|could|does|doesn't|did|didn't|will|won't|loves|likes|hates|"
+    r"gets|takes|eats|works|lives|needs|wants|goes|just|also|still|never|always|only|really)\b))"
+)
+
+
+def names_someone(text: str) -> bool:
+    """Whether a clause of ``text`` opens with a name and says something of them: worth asking who they are."""
+    return bool(_OPENS_WITH_NAME.search(text))
+
+
+def kin_of(memories: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The names of the person's family and pets, each with the relation it is stored under ("Mei":
+    "sister"), from their memories (category, content)."""
+    kin: dict[str, str] = {}
+    for category, content in memories:
+        if category == "entities" and (match := _KIN_MEMORY.match(content)):
+            kin.setdefault(match.group("name"), (match.group("had") or match.group("single")).lower())
+    return kin
+
+
+def without_known_kin(candidates: Sequence[MemoryCandidate], kin: dict[str, str]) -> list[MemoryCandidate]:
+    """``candidates`` but the bare "Has a sister, Mei." of someone already known: read into what is said of
+    them (``with_kin_named``), it would only repeat, or cut short, what their memory says of them."""
+    kept = []
+    for candidate in candidates:
+        match = _KIN_MEMORY.match(candidate.content)
+        if not (
+            candidate.category == "entities"
+            and match
+            and match.group("name") in kin
+            and candidate.content[match.end() :] == "."
+        ):
+            kept.append(candidate)
+    return kept
+
+
+def with_kin_named(text: str, kin: dict[str, str]) -> str:
+    """``text`` with each clause that opens with the name of someone the person named before said as they
+    first said it: "Mei is vegetarian." -> "my sister Mei is vegetarian.", so that the patterns read it."""
+    if not kin:
+        return text
+
+    def named(match: re.Match) -> str:
+        name = match.group("name")
+        relation = kin.get(name)
+        return (
+            match.group(0)
+            if relation is None
+            else match.group(0)[: match.start("name") - match.start()] + (f"my {relation} {name}")
+        )
+
+    return _OPENS_WITH_NAME.sub(named, text)
 
 
 # --- cases -----------------------------------------------------------------------------------------------

@@ -560,7 +560,8 @@ _CONTACT_NAMED = re.compile(
 _VERBLIKE = re.compile(
     r"^(?:is|'s|are|was|were|has|had|have|just|recently|also|still|now|always|works|worked|lives|lived|loves|likes|"
     r"hates|goes|went|plays|studies|started|starts|turned|turns|visits|runs|teaches|passed|died|moved|got|gets|"
-    r"does|did|will|start|live|work|love|owns|manages|retired|graduated|wants|needs|who)\b",
+    r"does|did|will|start|live|work|love|owns|manages|retired|graduated|wants|needs|who|"
+    r"can|can't|cannot|could|couldn't|doesn't|didn't|won't|isn't|wasn't|should|must|never)\b",
     ANY_CASE,
 )
 _CONTRACTED = re.compile(
@@ -600,13 +601,17 @@ def _age_of(adjectives: str) -> str:
     return f"{number} months" if match.group(2).lower() == "month" else str(number)
 
 
-def _predicate(after: str) -> tuple[str, str]:
-    """(age, what else) from what follows a family member's name: " is 15 and obsessed with football"."""
+def _predicate(after: str) -> tuple[str, str, bool]:
+    """(age, what else, whether what else is denied) from what follows a family member's name: " is 15
+    and obsessed with football". What is said of something of theirs ("'s birthday is in May") is not
+    said of them."""
     age = ""
     if match := _AGE_AFTER.match(after):
         age = str(_NUMBERS.get(match.group("age").lower(), match.group("age")))
         age += f" {match.group('unit').strip()}" if match.group("unit") else ""
         after = after[match.end() :]
+    if _POSSESSED.match(after):
+        return age, "", False
     after = re.sub(r"^\s*(?:,\s*|and\s+|who\s+)+", "", after.strip(), flags=ANY_CASE).rstrip(" .!?,")
     # "My son is Theo and he is allergic to eggs": what follows is said of them.
     after = re.sub(
@@ -616,9 +621,13 @@ def _predicate(after: str) -> tuple[str, str]:
     after = re.sub(r"\s+(?:too|as\s+well)$", "", after, flags=ANY_CASE)
     if after and not _VERBLIKE.match(after):
         after = f"is {after}"
-    if re.search(r"\b(?:not|n't|never)\b", after, ANY_CASE):
-        return age, ""
-    return age, after
+    return age, after, bool(_DENIED.search(after))
+
+
+# "'s birthday is", "'s school starts": something of theirs, not them.
+_POSSESSED = re.compile(r"^'s\s+[a-z]+(?:\s+[a-z]+)?\s+(?:is|are|was|were|starts|started|will)\b")
+# "is not", "doesn't", "can't", "never": a denial, told of them only as a fact of its own (a diet).
+_DENIED = re.compile(r"\bnot\b|n't\b|\bnever\b|\bcannot\b", ANY_CASE)
 
 
 def _as_theirs(fact: Fact, who: str, key: str) -> Fact:
@@ -633,6 +642,7 @@ def _their_facts(after: str, who: str, key: str) -> list[Fact]:
     said = re.sub(r"^\s*(?:,\s*)?(?:who\s+)?(?:has)\b", "I have", said, flags=ANY_CASE)
     said = re.sub(r"^\s*(?:,\s*)?(?:who\s+)?(gets|takes|suffers|eats|keeps)\b", lambda m: "I " + m.group(1)[:-1], said)
     said = re.sub(r"^\s*(?:doesn't|does\s+not)\b", "I don't", said, flags=ANY_CASE)
+    said = re.sub(r"^\s*(can't|cannot|can\s+not)\b", r"I \1", said, flags=ANY_CASE)
     pseudo = Clause(said, first_person=True)
     return [_as_theirs(fact, who, key) for finder in (health, diet) for fact in finder(pseudo)]
 
@@ -645,11 +655,11 @@ def _kin_named(match: re.Match) -> Iterator[Fact]:
         return
     adjectives = match.group("adj").strip().lower()
     adjective_words = re.sub(r"(\d+|\w+)[\s-]+(?:year|month)[\s-]+old\s*", "", adjectives).strip()
-    age, rest = _predicate(match.group("after"))
+    age, rest, denied = _predicate(match.group("after"))
     age = age or _age_of(adjectives)
     theirs = _their_facts(rest, f"{word} {first}", f"{key}_{slug(first)}") if rest else []
     described = f", aged {age}" if age else ""
-    if rest and not theirs:
+    if rest and not theirs and not denied:
         described += f", who {third_person(rest)}"
     many = bool(re.search(r"\s(?:and|&)\s|,", names)) or word.endswith("s")
     if key in words.SINGLE_RELATIONS:

@@ -18,6 +18,7 @@ from foundation.ai.memories import extract as extract_by_patterns
 from foundation.scrub import Needles
 from foundation.tasks import embed_later
 from sessions_app.models import Archive, ChatSession, Memory, Message
+from sessions_app.selectors import memory_family_names
 from sessions_app.services.forgetting import messages_forget
 from sessions_app.signals import memory_deleted
 
@@ -72,20 +73,26 @@ def memory_extract_and_upsert(
         known |= {_normalise(line.lstrip("- ")) for line in text.splitlines()}
     known.discard("")
 
+    # What the person says of someone they named before is read as said of their sister, son or dog.
+    family = extraction.kin_of([(category, content) for category, _, content in current])
     sources: list[Message] = []
     turns: list[ai.Turn] = []
     for message in messages:
         if message.is_derived:
             continue
-        content = _strip_known_text(message.content, known)
+        said = message.content
+        if message.role == Message.Role.USER and extraction.names_someone(said):
+            said = extraction.with_kin_named(said, family)
+        content = _strip_known_text(said, known)
         if content:
             sources.append(message)
             turns.append(ai.Turn(role=message.role, content=content))
     if not turns:
         return [], empty_diff()
-    candidates = engine.extract_memories(
+    found = engine.extract_memories(
         turns, owner_id=session.owner_id, known_keys=[(category, key) for category, key, _ in current]
     )
+    candidates = extraction.without_known_kin(found, family)
     return memory_upsert(
         owner_id=session.owner_id,
         agent_id=session.agent_id,
@@ -319,12 +326,18 @@ def memory_note_from_turn(*, session: ChatSession, message: Message) -> dict[str
     diff: ``created``, ``updated`` and ``unchanged``."""
     if message.role != Message.Role.USER or message.is_derived:
         return empty_diff()
+    content, family = message.content, {}
+    # "Mei is vegetarian.", said of the sister they named before, is read as "my sister Mei is vegetarian.".
+    if extraction.names_someone(content):
+        family = memory_family_names(owner_id=session.owner_id, agent_id=session.agent_id)
+        content = extraction.with_kin_named(content, family)
     # Most turns state nothing the patterns know: they cost no query.
-    if not extract_by_patterns([(message.role, message.content)]):
+    if not extract_by_patterns([(message.role, content)]):
         return empty_diff()
     with transaction.atomic():
-        content = _strip_known_text(message.content, _known_to_the_session(session))
-        candidates = extract_by_patterns([(message.role, content)]) if content else []
+        content = _strip_known_text(content, _known_to_the_session(session))
+        found = extract_by_patterns([(message.role, content)]) if content else []
+        candidates = extraction.without_known_kin(found, family)
         if not candidates:
             return empty_diff()
         memories, diff = memory_upsert(

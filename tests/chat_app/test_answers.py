@@ -188,6 +188,21 @@ def test_a_new_fact_told_is_not_searched_with_what_the_session_said_before(auth_
     assert body["context"] == [] and not _stage(body, "rewrite")["rewritten"]
 
 
+def test_what_is_said_of_a_sister_by_her_name_alone_is_remembered_as_hers(
+    auth_client, user, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        told = _chat(auth_client, "My sister Mei is coming to Kyoto with me in April.")
+        later = _chat(
+            auth_client, "Mei is vegetarian, so we need to find restaurants for her.", session_id=told["session_id"]
+        )
+    assert [memory["content"] for memory in later["remembered"]] == ["Their sister Mei is vegetarian."]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        body = _chat(auth_client, "What does my sister eat?")
+    assert body["message"].splitlines()[1].startswith('1. "Their sister Mei is vegetarian."'), body["message"]
+
+
 def test_a_short_question_about_oneself_ranks_the_fact_it_asks_for_first(auth_client, library):
     told = _chat(auth_client, "I'm Priya, I live in Lisbon and I'm allergic to peanuts.")
 

@@ -205,6 +205,48 @@ def test_a_family_members_own_fact_is_kept_as_theirs_and_a_colleagues_not_at_all
 
 
 @pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        # Denied, it is no description of them; of what they eat, it is a fact of its own.
+        (
+            "My son Theo can't eat eggs.",
+            {
+                ("entities", "son_theo", "Has a son, Theo."),
+                ("entities", "son_theo_no_egg", "Their son Theo does not eat eggs."),
+            },
+        ),
+        ("My sister Mei is not coming.", {("entities", "sister_mei", "Has a sister, Mei.")}),
+        # What is said of something of theirs is not said of them.
+        ("My sister Mei's birthday is in May.", {("entities", "sister_mei", "Has a sister, Mei.")}),
+    ],
+)
+def test_what_is_said_of_a_family_member_reads_as_a_sentence(said, expected):
+    assert expected <= set(_found(said)), _found(said)
+    assert all(" is can" not in content and " who 's" not in content for _, _, content in _found(said))
+
+
+def test_what_is_said_of_someone_named_before_is_said_of_the_relation_they_were_named_as():
+    family = memories.kin_of(
+        [
+            ("entities", "Has a sister, Mei."),
+            ("entities", "Their husband is Tom, who works as a pilot."),
+            ("profile", "Is called Dana."),
+        ]
+    )
+    assert family == {"Mei": "sister", "Tom": "husband"}
+    said = "We booked the ryokan. Mei is vegetarian, and Tom can't eat shellfish."
+    assert memories.names_someone(said)
+    read = memories.with_kin_named(said, family)
+    assert read == "We booked the ryokan. my sister Mei is vegetarian, and my husband Tom can't eat shellfish."
+    assert {
+        ("entities", "sister_mei_diet", "Their sister Mei is vegetarian."),
+        ("entities", "partner_tom_no_shellfish", "Their husband Tom does not eat shellfish."),
+    } <= set(_found(read))
+    # Someone never named as family stays unknown, and a name that opens no statement is left alone.
+    assert memories.with_kin_named("Dana is tired. Ask Mei is fine.", family) == "Dana is tired. Ask Mei is fine."
+
+
+@pytest.mark.parametrize(
     "said",
     [
         "am I allergic to anything?",
