@@ -29,6 +29,7 @@ from documents_app.uris import directory_ancestors
 from foundation import bm25
 from foundation.ai import implications_asked
 from foundation.ai.memories import FAMILY, implication
+from foundation.ai.memory_text import relations_named, relative_fact
 from foundation.bm25 import quoted
 from foundation.db import filter_sql
 from foundation.vectors import has_more_rows_than, nearest_neighbours, vector_text
@@ -776,16 +777,21 @@ def _meanings_asked(readings: Sequence[Query]) -> dict[str, float]:
     return implied
 
 
-def _asked_for(found: dict[int, Candidate], implied: dict[str, float]) -> set[int]:
+def _asked_for(found: dict[int, Candidate], implied: dict[str, float], *, relations: set[str]) -> set[int]:
     """The ids of the memories whose meaning for the person (``implication``) the question asks for, each
     marked with why it is kept and ranked at least about as high as the question is close to that meaning
     (within MEANING_SCORE_SPREAD, the closer to the question's own words the higher): "what do I do for a
-    living?" is about a job, whatever "Lives in Utrecht." shares with its words."""
+    living?" is about a job, whatever "Lives in Utrecht." shares with its words. A relative's fact of
+    health or diet is asked for when the question names that relative (``relations``): "what can my son
+    not eat?" asks for his egg allergy, where "what should I avoid eating?" does not."""
     asked_for: set[int] = set()
     if not implied:
         return asked_for
     for memory_id, candidate in found.items():
         meaning = implication(candidate.row.category, candidate.row.key)
+        if meaning == FAMILY and relations:
+            relation, theirs = relative_fact(candidate.row.key)
+            meaning = theirs if relation in relations else meaning
         if meaning in implied:
             asked_for.add(memory_id)
             candidate.boosts.append(IMPLIED_BOOST.format(meaning=meaning.rstrip(".").lower()))
@@ -848,7 +854,9 @@ def memory_candidates(memories: QuerySet, query: Query, *, limit: int, as_asked:
                 better.boosts.append(AS_ASKED_BOOST)
                 found[memory.id] = better
     floor = settings.MEMORY_SIMILARITY_THRESHOLD
-    kept = _memories_kept(found, floor=floor, always=set(about_owner) | _asked_for(found, implied))
+    relations = relations_named(" ".join(reading.text for reading in readings))
+    asked_for = _asked_for(found, implied, relations=relations)
+    kept = _memories_kept(found, floor=floor, always=set(about_owner) | asked_for)
     ranked = sorted(kept, key=lambda c: (-c.score, c.uri))[:limit]
     cut = [c.summary() for c in found.values() if c not in ranked]
     stage = _stage(

@@ -229,6 +229,26 @@ def implication(category: str, key: str) -> str:
     return ""
 
 
+def relative_fact(key: str) -> tuple[str, str]:
+    """(the relation, what the fact means for them) of a relative's own fact: "sister_mei_diet" is
+    ("sister", "What they eat and avoid eating."), "partner_shellfish_allergy" ("partner", "A food to
+    avoid eating."); ("", "") for a memory that is no relative's fact of health or diet."""
+    parts = key.split("_")
+    relation = singular(parts[0])
+    if relation not in _RELATIVES:
+        return "", ""
+    for start in range(1, len(parts)):
+        if meaning := implication("", "_".join(parts[start:])):
+            return relation, meaning
+    return "", ""
+
+
+def relations_named(text: str) -> set[str]:
+    """The relations a text names, as their facts are stored ("my husband" is the partner)."""
+    named = {w.lower() for w in re.findall(r"[A-Za-z-]+", text)}
+    return {singular(RELATION_KEYS.get(word, word)) for word in named} & _RELATIVES
+
+
 # --- first person to third ------------------------------------------------------------------------------
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "are": "is"}
 _UNCHANGED = word_set(

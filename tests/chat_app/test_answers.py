@@ -200,7 +200,11 @@ def test_what_is_said_of_a_sister_by_her_name_alone_is_remembered_as_hers(
 
     with django_capture_on_commit_callbacks(execute=True):
         body = _chat(auth_client, "What does my sister eat?")
+    assert body["mood"] == "confident", _stage(body, "relevance")["judged"]
     assert body["message"].splitlines()[1].startswith('1. "Their sister Mei is vegetarian."'), body["message"]
+    # Her diet is hers: asked what they themselves should eat, it is not what answers.
+    own = _chat(auth_client, "What should I eat?")
+    assert "Mei" not in own["message"] and own["mood"] == "uncertain"
 
 
 def test_a_short_question_about_oneself_ranks_the_fact_it_asks_for_first(auth_client, library):

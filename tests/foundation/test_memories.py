@@ -371,3 +371,12 @@ def test_asking_to_remember_the_conversation_itself_notes_no_fact(said):
 def test_the_labelled_questions_about_remembered_facts_are_consistent():
     """``bench/memoryrecall``: every label names words its person said, only ``none`` questions have none."""
     assert recall_corpus.check() == []
+
+
+def test_a_relative_s_own_fact_says_whose_it_is_and_what_it_means_for_them():
+    assert memory_text.relative_fact("sister_mei_diet") == ("sister", memory_text.DIET)
+    assert memory_text.relative_fact("partner_shellfish_allergy") == ("partner", memory_text.FOOD_TO_AVOID)
+    assert memory_text.relative_fact("son_theo_no_egg") == ("son", memory_text.DIET)
+    assert memory_text.relative_fact("sister_mei") == ("", "")
+    assert memory_text.relative_fact("peanut_allergy") == ("", "")
+    assert memory_text.relations_named("What can my husband and my sisters not eat?") == {"partner", "sister"}
