@@ -1038,6 +1038,16 @@ _WHEN_FIRST = re.compile(
     r"take|'m|am|'re|are)\b(?P<rest>[^,;!?]*)",
     ANY_CASE,
 )
+# "We booked the Hoshinoya ryokan for three nights", "I've reserved a table at Noma for Friday": what was
+# arranged ("I booked it" says nothing by itself), and for when or how long.
+_BOOKED = re.compile(
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:(?:just|already|finally|also|now|both)\s+)*(?:booked|reserved)\s+"
+    r"(?P<what>(?!(?:it|them|this|that|these|those|one|something|anything|nothing|everything|yesterday|today|"
+    r"tonight|tomorrow|last|next|already|online|early|late|ahead)\b)[^,;!?.]+?)"
+    r"(?=\s+(?:for|at|in|on|from|to|with|until)\b|[,;!?.]|$)"
+    r"[^,;!?]*",
+    ANY_CASE,
+)
 _KEY_NOISE = re.compile(
     rf"\b(?:{WHEN}|{FUTURE}|going|gonna|try\s+to|start(?:ing)?(?:\s+to)?|try|having|getting|a\s+new|new|the|my|our)\b",
     ANY_CASE,
@@ -1090,6 +1100,8 @@ def plans(clause: Clause) -> Iterator[Fact]:
             yield Fact("events", _plan_key(match.group("what")), about_user(said))
     for match in _EXPECTING.finditer(text):
         yield Fact("events", "baby", about_user(match.group(0)))
+    for match in _BOOKED.finditer(text):
+        yield Fact("events", f"booked_{_plan_key(match.group('what'))}", about_user(match.group(0).rstrip(". ")))
     for match in _MOVING.finditer(text):
         if _a_place(match.group("place")):
             yield Fact("events", f"move_to_{slug(match.group('place'))}", about_user(match.group(0)))
