@@ -844,7 +844,8 @@ _SCHEDULE = re.compile(
     r"part\s+time|full-time|full\s+time|nights|night\s+shifts|days|weekends|evenings|mornings|early\s+shifts|"
     r"late\s+shifts|shifts|\d+[\w -]*?shifts|(?:one|two|three|four|five|six|\d)\s+days\s+a\s+week|"
     r"\d+\s+hours?\s+a\s+week)"
-    r"[^,.;!?]{0,40}?)(?=\s*(?:$|[,.!;?]|\s+(?:and|but|so)\b))",
+    # "I work night shifts as a nurse": the job is a fact of its own.
+    r"[^,.;!?]{0,40}?)(?=\s*(?:$|[,.!;?]|\s+(?:and|but|so)\b)|\s+as\s+an?\s)",
     ANY_CASE,
 )
 _OFFICE_DAYS = re.compile(

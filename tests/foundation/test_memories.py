@@ -380,3 +380,11 @@ def test_a_relative_s_own_fact_says_whose_it_is_and_what_it_means_for_them():
     assert memory_text.relative_fact("sister_mei") == ("", "")
     assert memory_text.relative_fact("peanut_allergy") == ("", "")
     assert memory_text.relations_named("What can my husband and my sisters not eat?") == {"partner", "sister"}
+
+
+def test_a_job_said_with_working_hours_is_said_once():
+    assert set(_found("My name is Dana and I work night shifts as a nurse.")) == {
+        ("profile", "name", "Is called Dana."),
+        ("profile", "occupation", "Is a nurse."),
+        ("profile", "work_schedule", "Works night shifts."),
+    }
