@@ -419,7 +419,8 @@ def main() -> None:
     for library in LIBRARIES:
         for name, part in (("training part", train), ("held-out part", test)):
             print(f"{name}, {'the whole corpus in one library' if library == 'whole' else 'one-document libraries'}:")
-            report([row for row in part if row["library"] == library], judged, **thresholds)
+            # Rows kept by an earlier version of this script were all asked of the whole library.
+            report([row for row in part if row.get("library", "whole") == library], judged, **thresholds)
 
 
 if __name__ == "__main__":

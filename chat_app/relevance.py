@@ -86,17 +86,18 @@ PRIOR_RATE = 0.05
 LAST_RANK = 5
 # The question's frame rather than its subject, so not looked for in the passages: "how often" and "how
 # long" (the answer says "every four weeks", not "often"), "fix", "solve" or "get rid of" (it says what to
-# do: "To descale:", not "remove limescale"), "tell me about" or "explain" (it just says it), "what does
-# it mean" (it says what it is).
+# do: "To descale:", not "remove limescale"), "tell me about" or "explain" (it just says it).
 _FRAME = re.compile(
     r"\b(?<=how )(?:often|long|much|many|far|old|soon|big|large|heavy|fast|frequently|quickly|late|early)\b"
     r"|\b(?:fix|fixes|fixing|solve|resolve|repair|troubleshoot|explain|describe|remove|removing|get rid of)\b"
     r"|\b(?:tell|show|give|remind) me(?: about| of)?\b|\bwhat do you know\b|\bdo you know\b"
     r"|\bfor an? living\b"  # what they do for a living: their work, not where they live
-    # "what does a solid red light mean?": the answer says what it is ("Solid red: no internet.").
-    r"|\bmean(?=\W*$)|\bmeaning of\b",
+    r"|\bmeaning of\b",
     re.IGNORECASE,
 )
+# "What does a solid red light mean?": the answer says what it is ("Solid red: no internet."), never
+# "means"; "how do I calculate the mean?" still asks about the mean.
+_WHAT_IT_MEANS = re.compile(r"^(?P<asked>\W*what\s+(?:does|do|did)\b.*?)\bmean(?P<end>\W*)$", re.IGNORECASE)
 # Words of a question that name something: capitalised (not opening a sentence, not "I") or with digits.
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?!I\b|I')[A-Z][\w-]*|\b[A-Za-z-]*\d[\w-]*")
 
@@ -231,6 +232,11 @@ def _memory_floor(hit: Hit, features: dict[str, float], question: Question) -> f
     return settings.CHAT_RELEVANCE_FLOOR
 
 
+def _subject(question: str) -> str:
+    """The question without its frame ("how often", "what does ... mean"): what the passages must hold."""
+    return _FRAME.sub(" ", _WHAT_IT_MEANS.sub(r"\g<asked>\g<end>", question.strip()))
+
+
 def judge(*, owner, query: str, hits: Sequence[Hit], written: str = "") -> list[Judged]:
     """Each hit, in the search's order, with its quote and its judged relevance to what was asked.
 
@@ -244,7 +250,7 @@ def judge(*, owner, query: str, hits: Sequence[Hit], written: str = "") -> list[
     if not hits:
         return []
     quotes = [best_quote(query, passage_of(hit), written=written, about=_about(hit)) for hit in hits]
-    subjects = [_FRAME.sub(" ", text) for text in dict.fromkeys(filter(None, (written, query)))]
+    subjects = [_subject(text) for text in dict.fromkeys(filter(None, (written, query)))]
     names = _NAME.findall(" ".join(subjects))
     texts = [*subjects, *_titled(hits), *(quote.text if quote else "" for quote in quotes), *names]
     stems = _lexemes(texts)

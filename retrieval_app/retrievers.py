@@ -789,7 +789,7 @@ def _asked_for(found: dict[int, Candidate], implied: dict[str, float], *, relati
         return asked_for
     for memory_id, candidate in found.items():
         meaning = implication(candidate.row.category, candidate.row.key)
-        if meaning == FAMILY and relations:
+        if meaning == FAMILY and meaning not in implied and relations:
             relation, theirs = relative_fact(candidate.row.key)
             meaning = theirs if relation in relations else meaning
         if meaning in implied:

@@ -64,7 +64,7 @@ from typing import Any
 
 from foundation.ai import memory_facts as facts
 from foundation.ai import memory_words as words
-from foundation.ai.extractive import split_sentences
+from foundation.ai.extractive import STOPWORDS, split_sentences
 from foundation.ai.memory_text import (
     EMBEDDED_WITH_THE_FACT,
     FAMILY,
@@ -89,9 +89,9 @@ __all__ = [
     "label",
     "merge",
     "names_someone",
+    "said_of_kin",
     "slug",
     "with_kin_named",
-    "without_known_kin",
 ]
 
 CATEGORIES = ("profile", "preferences", "entities", "events", "cases", "patterns")
@@ -411,24 +411,37 @@ def extract(turns: Sequence[tuple[str, str]]) -> list[MemoryCandidate]:
 
 
 # --- people named before ---------------------------------------------------------------------------------
-# A family member (or pet) as their memory names them: "Has a sister, Mei." or "Their husband is Tom, who
-# works as a pilot.".
+# A family member (or pet) as their memory names them: "Has a sister, Mei.", "Has an older brother, Ken."
+# or "Their husband is Tom, who works as a pilot.".
 _KIN_MEMORY = re.compile(
-    rf"^(?:Has an? (?P<had>{words.FAMILY_WORDS}), |Their (?P<single>{words.FAMILY_WORDS}) is )"
+    rf"^(?:Has an? (?:[\w-]+ ){{0,3}}?(?P<had>{words.FAMILY_WORDS}), |Their (?P<single>{words.FAMILY_WORDS}) is )"
     r"(?P<name>[A-Z][\w'-]+)\b(?!\s+(?:and|&)\b)"
 )
 # A clause that opens with a name and goes on to say something of them: "Mei is vegetarian", "and Theo
 # can't eat eggs". Said of someone the person named before, it is said of their sister or son.
 _OPENS_WITH_NAME = re.compile(
-    r"(?:^|(?<=[.!?;,])\s*|\b(?:and|but|so|because|since|also)\s+)(?P<name>[A-Z][a-z][\w-]*)"
-    r"(?=(?:'s|\s+(?:is|was|has|had|can|can't|cannot|could|does|doesn't|did|didn't|will|won't|loves|likes|hates|"
-    r"gets|takes|eats|works|lives|needs|wants|goes|just|also|still|never|always|only|really)\b))"
+    r"(?:^|(?<=[.!?;,])\s*|\b(?i:and|but|so|because|since|also)\s+)(?P<name>[A-Z][a-z][\w-]*)"
+    r"(?=(?:['\u2019]s|\s+(?:is|was|has|had|can|can't|cannot|could|does|doesn't|did|didn't|will|won't|loves|"
+    r"likes|hates|gets|takes|eats|works|lives|needs|wants|goes|just|also|still|never|always|only|really)\b))"
 )
+# "Tom is my boss.": who they are, said again, and maybe of someone else of that name.
+_IS_MY = re.compile(r"\s*(?:is|['\u2019]s)\s+(?:my|our)\b", ANY_CASE)
+# "Dr. Mei": a title, not the end of a sentence.
+_TITLE_BEFORE = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Mx|St|Prof)\.\s*$")
+
+
+def _names_opening(text: str) -> list[re.Match]:
+    """The clauses of ``text`` that open with a name (not "What", "It" or "This") and say something of them."""
+    return [
+        match
+        for match in _OPENS_WITH_NAME.finditer(text)
+        if match.group("name").lower() not in STOPWORDS and not _TITLE_BEFORE.search(text, 0, match.start("name"))
+    ]
 
 
 def names_someone(text: str) -> bool:
     """Whether a clause of ``text`` opens with a name and says something of them: worth asking who they are."""
-    return bool(_OPENS_WITH_NAME.search(text))
+    return bool(_names_opening(text))
 
 
 def kin_of(memories: Sequence[tuple[str, str]]) -> dict[str, str]:
@@ -441,38 +454,36 @@ def kin_of(memories: Sequence[tuple[str, str]]) -> dict[str, str]:
     return kin
 
 
-def without_known_kin(candidates: Sequence[MemoryCandidate], kin: dict[str, str]) -> list[MemoryCandidate]:
-    """``candidates`` but the bare "Has a sister, Mei." of someone already known: read into what is said of
-    them (``with_kin_named``), it would only repeat, or cut short, what their memory says of them."""
-    kept = []
-    for candidate in candidates:
-        match = _KIN_MEMORY.match(candidate.content)
-        if not (
-            candidate.category == "entities"
-            and match
-            and match.group("name") in kin
-            and candidate.content[match.end() :] == "."
-        ):
-            kept.append(candidate)
-    return kept
-
-
 def with_kin_named(text: str, kin: dict[str, str]) -> str:
     """``text`` with each clause that opens with the name of someone the person named before said as they
-    first said it: "Mei is vegetarian." -> "my sister Mei is vegetarian.", so that the patterns read it."""
+    first said it: "Mei is vegetarian." -> "my sister Mei is vegetarian.", so that the patterns read it.
+    "Tom is my boss." is left as it is: who Tom is, said of him again or of another Tom."""
     if not kin:
         return text
-
-    def named(match: re.Match) -> str:
+    read, last = [], 0
+    for match in _names_opening(text):
         name = match.group("name")
-        relation = kin.get(name)
-        return (
-            match.group(0)
-            if relation is None
-            else match.group(0)[: match.start("name") - match.start()] + (f"my {relation} {name}")
-        )
+        if name not in kin or _IS_MY.match(text, match.end("name")):
+            continue
+        read += [text[last : match.start("name")], f"my {kin[name]} {name}"]
+        last = match.end("name")
+    return "".join([*read, text[last:]])
 
-    return _OPENS_WITH_NAME.sub(named, text)
+
+def said_of_kin(said: Sequence[MemoryCandidate], reread: Sequence[MemoryCandidate], kin: dict[str, str]) -> list:
+    """What the person's words say (``said``), and of what reading them with the names of their family
+    (``with_kin_named``) finds too, only those relatives' own facts ("Their sister Mei is vegetarian."):
+    who the relative is is known already, and "Mei is at work" is no description of her to keep."""
+    theirs = tuple(f"{words.RELATION_KEYS.get(relation, relation)}_{slug(name)}_" for name, relation in kin.items())
+    known = {(candidate.category, candidate.key) for candidate in said}
+    added = [
+        candidate
+        for candidate in reread
+        if candidate.category == "entities"
+        and candidate.key.startswith(theirs)
+        and (candidate.category, candidate.key) not in known
+    ]
+    return [*said, *added]
 
 
 # --- cases -----------------------------------------------------------------------------------------------

@@ -560,9 +560,12 @@ _CONTACT_NAMED = re.compile(
 _VERBLIKE = re.compile(
     r"^(?:is|'s|are|was|were|has|had|have|just|recently|also|still|now|always|works|worked|lives|lived|loves|likes|"
     r"hates|goes|went|plays|studies|started|starts|turned|turns|visits|runs|teaches|passed|died|moved|got|gets|"
-    r"does|did|will|start|live|work|love|owns|manages|retired|graduated|wants|needs|who|"
-    r"can|can't|cannot|could|couldn't|doesn't|didn't|won't|isn't|wasn't|should|must|never)\b",
+    r"does|did|will|start|live|work|love|owns|manages|retired|graduated|wants|needs|who)\b",
     ANY_CASE,
+)
+# A modal or a denial after a family member's name ("can't eat eggs"): it needs no "is" before it.
+_MODAL = re.compile(
+    r"^(?:can|can't|cannot|could|couldn't|doesn't|didn't|won't|isn't|wasn't|should|must|never)\b", ANY_CASE
 )
 _CONTRACTED = re.compile(
     r"^'s\s+(?:a|an|\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|just|now|also|still|been|"
@@ -603,15 +606,16 @@ def _age_of(adjectives: str) -> str:
 
 def _predicate(after: str) -> tuple[str, str, bool]:
     """(age, what else, whether what else is denied) from what follows a family member's name: " is 15
-    and obsessed with football". What is said of something of theirs ("'s birthday is in May") is not
+    and obsessed with football". What is said of something of theirs ("'s husband has cancer") is not
     said of them."""
     age = ""
     if match := _AGE_AFTER.match(after):
         age = str(_NUMBERS.get(match.group("age").lower(), match.group("age")))
         age += f" {match.group('unit').strip()}" if match.group("unit") else ""
         after = after[match.end() :]
-    if _POSSESSED.match(after):
-        return age, "", False
+    if re.match(r"^['\u2019]s\b", after) and not _CONTRACTED.match(after.replace("\u2019", "'")):
+        return age, "", False  # "Mei's husband has cancer": her husband's, not hers
+    after = re.sub(r"^\s*['\u2019]s\b", "is", after)  # "Mei's married": she is
     after = re.sub(r"^\s*(?:,\s*|and\s+|who\s+)+", "", after.strip(), flags=ANY_CASE).rstrip(" .!?,")
     # "My son is Theo and he is allergic to eggs": what follows is said of them.
     after = re.sub(
@@ -619,13 +623,11 @@ def _predicate(after: str) -> tuple[str, str, bool]:
     )
     after = re.sub(r"^(?:he|she)'s\b", "is", after, flags=ANY_CASE)
     after = re.sub(r"\s+(?:too|as\s+well)$", "", after, flags=ANY_CASE)
-    if after and not _VERBLIKE.match(after):
+    if after and not _VERBLIKE.match(after) and not _MODAL.match(after):
         after = f"is {after}"
     return age, after, bool(_DENIED.search(after))
 
 
-# "'s birthday is", "'s school starts": something of theirs, not them.
-_POSSESSED = re.compile(r"^'s\s+[a-z]+(?:\s+[a-z]+)?\s+(?:is|are|was|were|starts|started|will)\b")
 # "is not", "doesn't", "can't", "never": a denial, told of them only as a fact of its own (a diet).
 _DENIED = re.compile(r"\bnot\b|n't\b|\bnever\b|\bcannot\b", ANY_CASE)
 
@@ -687,7 +689,7 @@ def _kin_unnamed(clause: Clause, match: re.Match) -> Iterator[Fact]:
     theirs = _their_facts(after, who, key)
     if theirs:
         yield from theirs
-    elif not _TRANSIENT.match(after) and not re.search(r"\b(?:not|n't|never)\b", after, ANY_CASE):
+    elif not _TRANSIENT.match(after) and not _DENIED.search(after):
         yield Fact("entities", key, sentence(f"their {who} {third_person(after)}"))
 
 

@@ -237,16 +237,25 @@ def relative_fact(key: str) -> tuple[str, str]:
     relation = singular(parts[0])
     if relation not in _RELATIVES:
         return "", ""
-    for start in range(1, len(parts)):
-        if meaning := implication("", "_".join(parts[start:])):
-            return relation, meaning
-    return "", ""
+    # The key may hold their name ("son_theo_egg_allergy"): of the meanings its endings give, the most
+    # specific ("theo_egg" is no food anyone knows; "egg" is).
+    meanings = [meaning for start in range(1, len(parts)) if (meaning := implication("", "_".join(parts[start:])))]
+    specific = [meaning for meaning in meanings if meaning != SOMETHING_TO_AVOID]
+    return (relation, (specific or meanings)[0]) if meanings else ("", "")
+
+
+# Relations named together that the facts keep one by one.
+_EACH_OF = {"children": {"son", "daughter"}, "child": {"son", "daughter"}, "parents": {"mother", "father"}}
 
 
 def relations_named(text: str) -> set[str]:
-    """The relations a text names, as their facts are stored ("my husband" is the partner)."""
-    named = {w.lower() for w in re.findall(r"[A-Za-z-]+", text)}
-    return {singular(RELATION_KEYS.get(word, word)) for word in named} & _RELATIVES
+    """The relations a text names, as their facts are stored ("my husband" is the partner, "my kids" a son
+    or a daughter)."""
+    named = set()
+    for word in {w.lower() for w in re.findall(r"[A-Za-z-]+", text)}:
+        key = RELATION_KEYS.get(word, word)
+        named |= {singular(key), *_EACH_OF.get(key, ())}
+    return named & _RELATIVES
 
 
 # --- first person to third ------------------------------------------------------------------------------

@@ -73,26 +73,20 @@ def memory_extract_and_upsert(
         known |= {_normalise(line.lstrip("- ")) for line in text.splitlines()}
     known.discard("")
 
-    # What the person says of someone they named before is read as said of their sister, son or dog.
-    family = extraction.kin_of([(category, content) for category, _, content in current])
     sources: list[Message] = []
     turns: list[ai.Turn] = []
     for message in messages:
         if message.is_derived:
             continue
-        said = message.content
-        if message.role == Message.Role.USER and extraction.names_someone(said):
-            said = extraction.with_kin_named(said, family)
-        content = _strip_known_text(said, known)
+        content = _strip_known_text(message.content, known)
         if content:
             sources.append(message)
             turns.append(ai.Turn(role=message.role, content=content))
     if not turns:
         return [], empty_diff()
-    found = engine.extract_memories(
+    candidates = engine.extract_memories(
         turns, owner_id=session.owner_id, known_keys=[(category, key) for category, key, _ in current]
     )
-    candidates = extraction.without_known_kin(found, family)
     return memory_upsert(
         owner_id=session.owner_id,
         agent_id=session.agent_id,
@@ -326,18 +320,22 @@ def memory_note_from_turn(*, session: ChatSession, message: Message) -> dict[str
     diff: ``created``, ``updated`` and ``unchanged``."""
     if message.role != Message.Role.USER or message.is_derived:
         return empty_diff()
-    content, family = message.content, {}
+    said = reread = message.content
+    family: dict[str, str] = {}
     # "Mei is vegetarian.", said of the sister they named before, is read as "my sister Mei is vegetarian.".
-    if extraction.names_someone(content):
+    if extraction.names_someone(said):
         family = memory_family_names(owner_id=session.owner_id, agent_id=session.agent_id)
-        content = extraction.with_kin_named(content, family)
+        reread = extraction.with_kin_named(said, family)
     # Most turns state nothing the patterns know: they cost no query.
-    if not extract_by_patterns([(message.role, content)]):
+    if not extract_by_patterns([(message.role, reread)]):
         return empty_diff()
     with transaction.atomic():
-        content = _strip_known_text(content, _known_to_the_session(session))
-        found = extract_by_patterns([(message.role, content)]) if content else []
-        candidates = extraction.without_known_kin(found, family)
+        known = _known_to_the_session(session)
+        content = _strip_known_text(said, known)
+        candidates = extract_by_patterns([(message.role, content)]) if content else []
+        if reread != said:
+            rest = _strip_known_text(reread, known)
+            candidates = extraction.said_of_kin(candidates, extract_by_patterns([(message.role, rest)]), family)
         if not candidates:
             return empty_diff()
         memories, diff = memory_upsert(
