@@ -145,7 +145,15 @@ _ADVERBS = frozenset(
         "still",
         "now",
         "currently",
+        "just",
+        "recently",
+        "already",
     ]
+)
+# "Booked the Hoshinoya ryokan", "Moved to Porto last year": something done, not what the person is
+# ("Married to Ana", "Interested in jazz": an adjective, then what it is about).
+_DONE = re.compile(
+    r"^\w+ed\s+(?!(?:to|from|in|into|at|with|by|of|on|for|about|against|as|after|over|up)\b)\S", re.IGNORECASE
 )
 # Memories that open with an adjective say what the person is ("Allergic to peanuts").
 _ADJECTIVE = re.compile(r"^(?:\w+ly\s+)?(?:\w+(?:ic|ed|ant|ent|ous|ive|ful|ible|able|ian|an)|left-handed)\b")
@@ -179,6 +187,8 @@ def acknowledged(content: str) -> str:
         leading.append(words.pop(0).lower())
     if words and (verb := _base_form(words[0])):
         return " ".join(["you", *leading, verb, second_person(" ".join(words[1:]))]).strip()
+    if words and _DONE.match(" ".join(words)):
+        return " ".join(["you", *leading, words[0].lower(), second_person(" ".join(words[1:]))]).strip()
     if words and not leading and _ADJECTIVE.match(text.lower()):
         return f"you are {second_person(text[0].lower() + text[1:])}"
     return second_person(text)

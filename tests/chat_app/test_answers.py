@@ -465,6 +465,11 @@ def test_what_a_message_is(message, kind):
         ("Severely allergic to peanuts", "you are severely allergic to peanuts"),
         ("Does not want meetings on Fridays", "you do not want meetings on Fridays"),
         ("My dentist appointment is on Friday at 3pm", "your dentist appointment is on Friday at 3pm"),
+        ("Booked the Hoshinoya ryokan for three nights.", "you booked the Hoshinoya ryokan for three nights"),
+        ("Just booked two tickets for the concert.", "you just booked two tickets for the concert"),
+        ("Has reserved a table at Noma for Friday.", "you have reserved a table at Noma for Friday"),
+        ("Married to Ana", "you are married to Ana"),
+        ("Interested in jazz", "you are interested in jazz"),
     ],
 )
 def test_a_memory_is_said_back_to_the_person_it_is_about(content, said):
