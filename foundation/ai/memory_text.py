@@ -181,7 +181,9 @@ IMPLICATIONS = (
 # cannot or will not eat ("plan a dinner menu for me tonight" and "A meal, a dish or a recipe to cook or
 # order for them." are 0.52 apart, where "A food to avoid eating." is 0.34).
 MEAL = "A meal, a dish or a recipe to cook or order for them."
-ASKED_AS = {FOOD_TO_AVOID: (MEAL,), DIET: (MEAL,)}
+# "Any dietary restrictions?" is how a host or a booking form asks it.
+DIETARY_NEEDS = "Their dietary restrictions and requirements."
+ASKED_AS = {FOOD_TO_AVOID: (MEAL, DIETARY_NEEDS), DIET: (MEAL, DIETARY_NEEDS)}
 # The category of the people around the person, whose facts are theirs.
 ENTITIES = "entities"
 # The first word of the keys of the person's relatives ("son_kwesi", "mother", "sister_in_law"); their

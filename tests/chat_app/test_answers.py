@@ -202,6 +202,8 @@ def test_what_is_said_of_a_sister_by_her_name_alone_is_remembered_as_hers(
         body = _chat(auth_client, "What does my sister eat?")
     assert body["mood"] == "confident", _stage(body, "relevance")["judged"]
     assert body["message"].splitlines()[1].startswith('1. "Their sister Mei is vegetarian."'), body["message"]
+    asked = _chat(auth_client, "Does my sister have any dietary restrictions?")
+    assert asked["mood"] == "confident" and '"Their sister Mei is vegetarian."' in asked["message"]
     # Her diet is hers: asked what they themselves should eat, it is not what answers.
     own = _chat(auth_client, "What should I eat?")
     assert "Mei" not in own["message"] and own["mood"] == "uncertain"
