@@ -152,6 +152,9 @@ class Candidate:
     coverage: float = 0.0
     dense_rank: int | None = None
     bm25_rank: int | None = None
+    # Its similarity and dense rank on the 0-1 scales the signals use, which its neighbours read too.
+    dense_signal: float = 0.0
+    rank_signal: float = 0.0
     signals: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
     # What a result shows of it: content, metadata, its session's title.
@@ -405,21 +408,24 @@ def _describe_signals(
     named = _named_speakers(query, {c.speaker for c in described.values()})
     span, asks_when = query.span, query.asks_when
     for candidate in described.values():
+        candidate.dense_signal = max(candidate.dense or 0.0, 0.0)
+        candidate.rank_signal = _rank_signal(candidate.dense_rank)
+    for candidate in described.values():
         session, seq = candidate.session_id, candidate.seq
         before, after = at.get((session, seq - 1)), at.get((session, seq + 1))
         # A turn said on its own (a note, a session of one message) is its own context: it is not
         # penalised for having no neighbours to agree with it.
-        around = [n for n in (before, after) if n is not None] or [candidate]
-        dense_score = max(candidate.dense or 0.0, 0.0)
+        before = before or after or candidate
+        after = after or before
         candidate.signals = {
-            "dense": dense_score,
+            "dense": candidate.dense_signal,
             "bm25": candidate.bm25 / best_bm25,
             "coverage": candidate.coverage,
-            "dense_rank": _rank_signal(candidate.dense_rank),
+            "dense_rank": candidate.rank_signal,
             "bm25_rank": _rank_signal(candidate.bm25_rank),
-            "neighbour_dense": max(max(n.dense or 0.0, 0.0) for n in around),
-            "neighbour_coverage": max(n.coverage for n in around),
-            "neighbour_rank": max(_rank_signal(n.dense_rank) for n in around),
+            "neighbour_dense": max(before.dense_signal, after.dense_signal),
+            "neighbour_coverage": max(before.coverage, after.coverage),
+            "neighbour_rank": max(before.rank_signal, after.rank_signal),
             "in_span": float(span is not None and span.start <= candidate.created_at < span.end),
             "speaker": float(bool(named) and candidate.speaker in named),
             "says_when": float(candidate.says_when),
@@ -437,8 +443,9 @@ def recall_fuse(candidates: Candidates, *, strategy: str) -> None:
     """Sets each candidate's score by ``strategy``."""
     by_pk = candidates.by_pk
     if strategy == "learned":
-        for candidate in by_pk.values():
-            candidate.score = LEARNED.probability(candidate.signals)
+        chosen = list(by_pk.values())
+        for candidate, probability in zip(chosen, LEARNED.probabilities([c.signals for c in chosen]), strict=True):
+            candidate.score = probability
     elif strategy == "rrf":
         ranks = fusion.reciprocal_rank([[pk for pk, _ in candidates.dense], [pk for pk, _ in candidates.keyword]])
         for pk, candidate in by_pk.items():
