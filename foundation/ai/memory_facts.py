@@ -661,9 +661,23 @@ def _kin_named(match: re.Match) -> Iterator[Fact]:
     age = age or _age_of(adjectives)
     theirs = _their_facts(rest, f"{word} {first}", f"{key}_{slug(first)}") if rest else []
     described = f", aged {age}" if age else ""
-    if rest and not theirs and not denied:
-        described += f", who {third_person(rest)}"
+    # "is coming to Kyoto with me in April": their plan, not who they are.
     many = bool(re.search(r"\s(?:and|&)\s|,", names)) or word.endswith("s")
+    planned = (
+        not many
+        and bool(re.match(r"^is\s+\w+ing\b", rest, ANY_CASE))
+        and bool(re.search(rf"{WHEN}|{FUTURE}", rest, ANY_CASE))
+    )
+    if planned and not theirs and not denied:
+        theirs = [
+            Fact(
+                "events",
+                f"{key}_{slug(first)}_{_plan_key(rest)}",
+                sentence(f"their {word} {first} {third_person(rest)}"),
+            )
+        ]
+    elif rest and not theirs and not denied:
+        described += f", who {third_person(rest)}"
     if key in words.SINGLE_RELATIONS:
         yield Fact("entities", key, sentence(f"their {word} is {names}{described}"))
     else:

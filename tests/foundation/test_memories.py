@@ -428,3 +428,25 @@ def test_a_job_said_with_working_hours_is_said_once():
         ("profile", "occupation", "Is a nurse."),
         ("profile", "work_schedule", "Works night shifts."),
     }
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        (
+            "My sister Mei is coming to Kyoto with me in April.",
+            [
+                ("entities", "sister_mei", "Has a sister, Mei."),
+                ("events", "sister_mei_coming_kyoto", "Their sister Mei is coming to Kyoto with them in April."),
+            ],
+        ),
+        # What they do every week, or for years, is who they are.
+        (
+            "My grandson Felix visits every Sunday.",
+            [("entities", "grandson_felix", "Has a grandson, Felix, who visits every Sunday.")],
+        ),
+        ("My son Theo is studying medicine.", [("entities", "son_theo", "Has a son, Theo, who is studying medicine.")]),
+    ],
+)
+def test_a_relative_s_plan_is_an_event_of_theirs_not_who_they_are(said, expected):
+    assert _found(said) == expected
