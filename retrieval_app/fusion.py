@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -42,15 +41,8 @@ class LinearFusion:
     weights: Mapping[str, float]
     bias: float
 
-    def logit(self, signals: Mapping[str, float]) -> float:
-        get = signals.get
-        return self.bias + sum([weight * get(name, 0.0) for name, weight in self.weights.items()])
-
-    def probability(self, signals: Mapping[str, float]) -> float:
-        return 1.0 / (1.0 + math.exp(-self.logit(signals)))
-
     def probabilities(self, rows: Sequence[Mapping[str, float]]) -> list[float]:
-        """``probability`` of each row, at once: a few hundred candidates a question."""
+        """The probability of each row, all at once: a few hundred candidates a question."""
         if not rows:
             return []
         names = list(self.weights)

@@ -324,18 +324,12 @@ def _normalised(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-def _only_asks(text: str) -> bool:
-    """Whether a turn is nothing but questions: it asks, it tells nothing."""
-    sentences = split_sentences(text)
-    return bool(sentences) and all(sentence.rstrip().endswith("?") for sentence in sentences)
-
-
 def _told(text: str) -> str | None:
-    """What a turn that both tells and asks tells (its sentences that are not questions); None for a turn
-    that only does one of the two."""
+    """What a turn tells (its sentences that are not questions): "" for a turn that only asks, None for
+    one that asks nothing."""
     sentences = split_sentences(text)
     told = [sentence for sentence in sentences if not sentence.rstrip().endswith("?")]
-    return " ".join(told) if told and len(told) < len(sentences) else None
+    return " ".join(told) if len(told) < len(sentences) else None
 
 
 def _echoes(
@@ -347,7 +341,7 @@ def _echoes(
     asks_only: bool,
 ) -> str:
     """Why an earlier message would only echo something, or "": the user asking the same question
-    again, a question of theirs (a question is not a source for its own answer; ``asks_only``: nor is a
+    again, a question of theirs (``asks_only``: a question is not a source for its own answer, nor is a
     turn that holds the question's words only in what it asks, "I just bought it. How should the lid
     hinge be cleaned?"), an answer that quoted a passage this search found itself (the source wins), or
     a turn a memory this search found was drawn from (the memory says it, and links to the turn)."""
@@ -355,7 +349,7 @@ def _echoes(
         _normalised(message["content"]) == _normalised(query.text) or (message["similarity"] or 0) >= REPEAT_SIMILARITY
     ):
         return "repeats the question"
-    if message["role"] == "user" and (asks_only or _only_asks(message["content"])):
+    if message["role"] == "user" and asks_only:
         return "asks rather than tells"
     quoted = set((message.get("metadata") or {}).get("context_uris") or [])
     if quoted & document_uris:
@@ -396,13 +390,15 @@ def _conversation_hits(
     started = time.perf_counter()
     memory_sources = memory_source_message_ids(memory_ids=memory_ids)
     recalled_messages = recalled["messages"]
-    # The person's turns that both tell and ask are judged by what they tell as well: one round trip.
-    told = {m["id"]: text for m in recalled_messages if m["role"] == "user" and (text := _told(m["content"]))}
-    shares = _coverage(query, [m["content"] for m in recalled_messages] + list(told.values()))
-    told_shares = dict(zip(told, shares[len(recalled_messages) :], strict=True))
+    # The person's turns that ask are judged by what they tell as well: one round trip.
+    told = {m["id"]: _told(m["content"]) for m in recalled_messages if m["role"] == "user"}
+    mixed = {message_id: text for message_id, text in told.items() if text}
+    shares = _coverage(query, [m["content"] for m in recalled_messages] + list(mixed.values()))
+    told_shares = dict(zip(mixed, shares[len(recalled_messages) :], strict=True))
     hits, echoes, kept = [], [], []
     for message, share in zip(recalled_messages, shares, strict=False):
-        asks_only = share > 0 and told_shares.get(message["id"], share) == 0
+        message_id = message["id"]
+        asks_only = told.get(message_id) == "" or (share > 0 and told_shares.get(message_id, share) == 0)
         why = _echoes(
             message, query=query, document_uris=document_uris, memory_sources=memory_sources, asks_only=asks_only
         )
