@@ -157,7 +157,6 @@ def main() -> None:
     args = parser.parse_args()
     shorts, longs, pdfs = (500, 5, 1) if args.small else (5000, 50, 10)
     os.environ.setdefault("EMBEDDING_THREADS", "2")
-    os.environ.setdefault("EMBEDDING_BATCH_SIZE", "16")
     django_for_bench("recollect_bench_docs")
 
     from django.contrib.auth import get_user_model

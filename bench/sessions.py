@@ -164,12 +164,12 @@ def main() -> None:
     others = 4
 
     django_for_bench()
-    from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
     from rest_framework.authtoken.models import Token
 
+    from foundation.ai.embeddings import active_embedding_model
     from sessions_app import services
     from sessions_app.models import ChatSession, Message
 
@@ -177,7 +177,7 @@ def main() -> None:
     users = get_user_model()
     target = users.objects.create_user("bench-target")
     crowd = [users.objects.create_user(f"bench-other-{i}") for i in range(others)]
-    report: dict = {"embedding_model": settings.EMBEDDING_MODEL or "all-MiniLM-L6-v2-int8", "recall": {}}
+    report: dict = {"embedding_model": active_embedding_model(), "recall": {}}
 
     pool = VectorPool(rng, 1500 if args.small else 6000)
     report["embedding_throughput_texts_per_s"] = round(len(pool.texts) / pool.embed_seconds, 1)

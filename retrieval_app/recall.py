@@ -33,6 +33,7 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from foundation import ai, when
+from foundation.ai.embeddings import LOCAL_INT8_MODEL_NAME, LOCAL_MODEL_NAME
 from foundation.ai.tokens import CHARS_PER_TOKEN, estimate_tokens
 from foundation.bm25 import TermStatistics, bm25_rank, quoted, term_statistics
 from foundation.db import where_sql
@@ -57,7 +58,8 @@ RECALL_STRATEGIES = ("learned", "rrf", "blend", "dense", "bm25", "keyword")
 # MiniLM spreads related texts lower: on bench/recall_threshold.py's labelled set, 0.35 has the best F1
 # and is the lowest floor with precision >= 0.9 (0.65 there would answer 16% of questions).
 THRESHOLDS = {
-    "all-MiniLM-L6-v2-int8": 0.35,
+    LOCAL_MODEL_NAME: 0.35,
+    LOCAL_INT8_MODEL_NAME: 0.35,
     "text-embedding-3-small": 0.65,
     "openai/text-embedding-3-small": 0.65,
     "text-embedding-3-large": 0.6,

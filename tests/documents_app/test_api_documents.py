@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from documents_app import services
 from documents_app.models import Document, DocumentNode
+from foundation.ai.embeddings import LOCAL_MODEL_NAME
 from foundation.models import ModelCall
 from retrieval_app.models import SearchTrace
 from tests.documents_app import files
@@ -83,7 +84,7 @@ def test_each_format_is_uploaded_indexed_and_browsable(
     full = auth_client.get("/api/fs/read", {"uri": body["uri"], "level": "L2"}).json()
     assert expected_text in full["text"]
     nodes = DocumentNode.objects.filter(document_id=body["doc_id"])
-    assert all(n.embedding is not None and n.embedding_model == "all-MiniLM-L6-v2-int8" for n in nodes)
+    assert all(n.embedding is not None and n.embedding_model == LOCAL_MODEL_NAME for n in nodes)
     assert all(n.abstract and n.overview for n in nodes)
     assert all(bool(n.content) == (n.kind == "chunk") for n in nodes)
 

