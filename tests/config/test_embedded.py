@@ -102,3 +102,37 @@ def test_redis_is_shared_by_holders_and_stopped_by_the_last_one_even_after_a_cra
             proc.kill()
         if service._pid():
             service._stop()
+
+
+@pytest.mark.slow
+def test_a_start_rewrites_an_append_only_file_grown_far_past_its_data(tmp_path):
+    """Every write is appended to Redis's file and read back at each start: grown to hundreds of
+    megabytes by queues that come and go, it made a start outlast the wait for it."""
+    import redis
+
+    var = tmp_path / "var"
+    holder, url = _holder(var, 60)
+    service = EmbeddedRedis(var)
+    aof = var / "redis" / "appendonly.aof"
+    try:
+        client = redis.Redis.from_url(url)
+        # As after restarts: Redis rewrites it on its own only once it has doubled since the start.
+        client.config_set("auto-aof-rewrite-percentage", 0)
+        for _ in range(70):  # 70 MB appended, 1 MB kept
+            client.set("queue", os.urandom(1024 * 1024))
+        time.sleep(1.5)  # appended to the file each second
+        assert aof.stat().st_size > 64 * 1024 * 1024
+        holder.kill()
+        holder.wait()
+        service._stop()
+
+        holder, url = _holder(var, 60)
+        deadline = time.monotonic() + 20
+        while aof.stat().st_size > 8 * 1024 * 1024 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert aof.stat().st_size < 8 * 1024 * 1024
+        assert len(redis.Redis.from_url(url).get("queue")) == 1024 * 1024
+    finally:
+        holder.kill()
+        if service._pid():
+            service._stop()
