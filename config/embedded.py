@@ -293,36 +293,30 @@ class EmbeddedRedis(_EmbeddedService):
             return None  # a stale pidfile whose pid now belongs to some other process
         return pid
 
-    def _answers(self, state: dict[str, Any]) -> bool:
+    def _status(self, state: dict[str, Any]) -> str:
+        """``answering``, ``loading`` (up and still reading its data back: a long append-only file takes
+        a while, 18 s for 500 MB on a busy machine, and is no failure) or ``down``."""
         import redis
 
         if "port" not in state:
-            return False
+            return "down"
         try:
-            return bool(redis.Redis.from_url(self._url(state), socket_timeout=1).ping())
-        except (redis.RedisError, OSError):
-            return False
-
-    def _loading(self, state: dict[str, Any]) -> bool:
-        """Whether the server is up and still reading its data back: a long append-only file takes a
-        while (18 s for 500 MB on a busy machine), and it must not be taken for a server that failed."""
-        import redis
-
-        try:
-            redis.Redis.from_url(self._url(state), socket_timeout=1).ping()
+            return "answering" if redis.Redis.from_url(self._url(state), socket_timeout=1).ping() else "down"
         except redis.BusyLoadingError:
-            return True
+            return "loading"
         except (redis.RedisError, OSError):
-            return False
-        return False
+            return "down"
 
     def _wait_until_answering(self, state: dict[str, Any], *, what: str) -> None:
+        def answering() -> bool:
+            return self._status(state) == "answering"
+
         try:
-            _wait_for(lambda: self._answers(state), what=what, log=self.log)
+            _wait_for(answering, what=what, log=self.log)
         except EmbeddedServiceError:
-            if not self._loading(state):
+            if self._status(state) != "loading":
                 raise
-            _wait_for(lambda: self._answers(state), what=what, log=self.log, timeout=LOADING_TIMEOUT_S)
+            _wait_for(answering, what=what, log=self.log, timeout=LOADING_TIMEOUT_S)
         self._compact(state)
 
     def _compact(self, state: dict[str, Any]) -> None:
